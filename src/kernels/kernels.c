@@ -1,0 +1,38 @@
+/* kernels.c: the scalar reference table and run-time selection. */
+#include "kernels/kernels.h"
+
+static void scalar_quantize_act(rf_type act, const float *x, void *dst, int64_t n) {
+    rf_ref_quantize_row(act, x, dst, n);
+}
+
+static void scalar_dot_rows(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t w_stride,
+                            const void *a, float *out) {
+    const uint8_t *row = w;
+    for (int64_t r = 0; r < n_rows; r++, row += w_stride) out[r] = rf_ref_vec_dot(t, n, row, a);
+}
+
+const rf_kernels rf_kernels_scalar = {RF_ISA_SCALAR, scalar_quantize_act, scalar_dot_rows};
+
+/* The SIMD tables need their level's features; AVX-512 needs AVX2/FMA/F16C as well (its table
+ * uses them for tails and conversions). VNNI picks the variant with VPDPBUSD. */
+const rf_kernels *rf_kernels_get(rf_isa isa) {
+    if (isa == RF_ISA_SCALAR) return &rf_kernels_scalar;
+#if defined(__x86_64__)
+    const rf_cpu_features f = rf_cpu_detect();
+    const int avx2 = f.avx2 && f.fma && f.f16c;
+    if (isa == RF_ISA_AVX2) return avx2 ? &rf_kernels_avx2 : NULL;
+    if (isa == RF_ISA_AVX512) {
+        if (!(avx2 && f.avx512f && f.avx512bw && f.avx512vl)) return NULL;
+        return f.avx512vnni ? &rf_kernels_avx512vnni : &rf_kernels_avx512;
+    }
+#endif
+    return NULL;
+}
+
+const rf_kernels *rf_kernels_best(void) {
+    for (int isa = rf_isa_best(); isa > RF_ISA_SCALAR; isa--) {
+        const rf_kernels *k = rf_kernels_get((rf_isa)isa);
+        if (k) return k;
+    }
+    return &rf_kernels_scalar;
+}

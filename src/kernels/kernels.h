@@ -1,0 +1,54 @@
+/* kernels.h: the run-time-dispatched compute kernels the model code calls.
+ *
+ * One rf_kernels table per instruction-set level (scalar reference, AVX2, AVX-512); the tables
+ * are static constants, chosen once at context creation by CPUID (rf_kernels_best) or by name
+ * (for tests and for comparing paths). Every fast kernel has the scalar one as its oracle.
+ *
+ * Nothing here allocates or keeps state.
+ */
+#ifndef RF_KERNELS_KERNELS_H
+#define RF_KERNELS_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/quant.h"
+#include "kernels/types.h"
+#include "util/cpu.h"
+
+typedef struct rf_kernels {
+    rf_isa isa;
+    /* Quantizes n floats (n a multiple of the block size) to the activation type act (F32, F16,
+     * BF16, Q8_0, Q8_1 or Q8_K) as rf_ref_quantize_row does. */
+    void (*quantize_act)(rf_type act, const float *x, void *dst, int64_t n);
+    /* out[r] = dot(weight row r, a) for r in [0, n_rows): rows of n values of type t, w_stride
+     * bytes apart; a is one activation row of rf_vec_dot_type(t). */
+    void (*dot_rows)(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t w_stride,
+                     const void *a, float *out);
+} rf_kernels;
+
+/* The table for isa, or NULL when this build or this CPU cannot run it. */
+const rf_kernels *rf_kernels_get(rf_isa isa);
+/* The fastest table this CPU runs. Never NULL. */
+const rf_kernels *rf_kernels_best(void);
+
+/* Scalar reference table (always available). */
+extern const rf_kernels rf_kernels_scalar;
+
+#if defined(__x86_64__)
+/* x86-64 tables (kernels_avx2.c, kernels_avx512.c). Call one only when rf_kernels_get would
+ * return it: they execute instructions the CPU may lack.
+ *  - avx2: AVX2 + FMA + F16C.
+ *  - avx512: AVX-512 F/BW/VL on top of avx2's features (no VNNI instruction).
+ *  - avx512vnni: as avx512, with VPDPBUSD/VPDPWSSD for the integer dots; what
+ *    rf_kernels_get(RF_ISA_AVX512) returns on a CPU with AVX512-VNNI.
+ * All three have isa set to their level (avx512vnni reports RF_ISA_AVX512). Against the scalar
+ * table: quantize_act writes the same bytes; dot_rows is exact in its integer parts and differs
+ * only by float accumulation order, |fast - ref| <= 1e-5 * sum_i |w_i * a_i|
+ * (tests/unit/test_kernels.c). */
+extern const rf_kernels rf_kernels_avx2;
+extern const rf_kernels rf_kernels_avx512;
+extern const rf_kernels rf_kernels_avx512vnni;
+#endif
+
+#endif

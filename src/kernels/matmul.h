@@ -1,0 +1,44 @@
+/* matmul.h: y = W x for a batch of activation rows, split over a thread pool.
+ *
+ * W is a weight matrix stored row-major in its own format (rows of `cols` values, row_bytes
+ * apart: a GGUF tensor [cols, rows]); x holds n_tok activation rows already quantized to
+ * rf_vec_dot_type(W.type) (see rf_act_quantize); y is n_tok rows of `rows` floats. Each weight
+ * row is read once per call whatever n_tok is, so batched decode and prefill share the path.
+ * Nothing allocates; buffers are the caller's.
+ */
+#ifndef RF_KERNELS_MATMUL_H
+#define RF_KERNELS_MATMUL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/kernels.h"
+#include "util/threadpool.h"
+
+typedef struct rf_weight {
+    rf_type type;
+    int64_t cols; /* ne[0]: values per row */
+    int64_t rows; /* ne[1] */
+    size_t row_bytes;
+    const void *data; /* borrowed: into the model file mapping */
+} rf_weight;
+
+/* Quantized activations: n_tok rows of type `type`, row_bytes apart. */
+typedef struct rf_act {
+    rf_type type;
+    int64_t cols;
+    int64_t n_tok;
+    size_t row_bytes;
+    void *data;
+} rf_act;
+
+/* Quantizes n_tok rows of x (cols floats each, x_stride floats apart) into act (whose data must
+ * hold n_tok * rf_type_row_bytes(type, cols) bytes), in parallel. */
+void rf_act_quantize(const rf_kernels *k, rf_pool *pool, rf_type type, const float *x, int64_t cols,
+                     int64_t x_stride, int64_t n_tok, rf_act *act);
+
+/* y[t * y_stride + r] = dot(W row r, act row t) for r < W.rows, t < act.n_tok. */
+void rf_matmul(const rf_kernels *k, rf_pool *pool, const rf_weight *w, const rf_act *act, float *y,
+               int64_t y_stride);
+
+#endif

@@ -1,0 +1,69 @@
+/* context.h: the state of inference on a model: KV cache for n_seq sequences, scratch buffers
+ * sized for n_batch tokens, the thread pool and the selected kernels.
+ *
+ * rf_decode runs one forward step over a batch of tokens that may belong to different sequences
+ * at different positions (prefill chunks and one-token decodes alike); each weight matrix is read
+ * once per step. Every allocation happens in rf_context_new: rf_decode allocates nothing.
+ *
+ * Ownership: the context borrows the model (free the context first) and owns everything else.
+ * A context is used by one thread at a time.
+ */
+#ifndef RF_MODEL_CONTEXT_H
+#define RF_MODEL_CONTEXT_H
+
+#include <stdint.h>
+
+#include "model/model.h"
+#include "roofline/status.h"
+#include "util/cpu.h"
+
+typedef struct rf_context_params {
+    int32_t n_ctx;     /* positions per sequence; 0: min(training context, 4096) */
+    int32_t n_seq;     /* sequences with their own KV cache; default 1 */
+    int32_t n_batch;   /* most tokens one rf_decode call takes; default 512 */
+    int32_t n_outputs; /* most tokens per call whose logits are produced; 0: n_batch */
+    int32_t n_threads; /* 0: physical cores */
+    int32_t isa;       /* -1: best this CPU runs; else an rf_isa */
+} rf_context_params;
+
+rf_context_params rf_context_default_params(void);
+
+typedef struct rf_context rf_context;
+
+rf_status rf_context_new(const rf_model *m, const rf_context_params *p, rf_context **out,
+                         rf_error *err);
+void rf_context_free(rf_context *c);
+
+/* A batch: n tokens; token i goes to sequence seq[i] at position pos[i] (each sequence's
+ * positions must continue where its cache ends, in order); logits[i] != 0 asks for its logits. */
+typedef struct rf_batch {
+    int32_t n;
+    const int32_t *token;
+    const int32_t *pos;
+    const int32_t *seq;
+    const int8_t *logits;
+} rf_batch;
+
+/* Runs the batch. RF_ERR_ARG for a malformed batch (token id, sequence, position order, sizes),
+ * RF_ERR_CONTEXT when a position would pass n_ctx; nothing is changed on error. */
+rf_status rf_decode(rf_context *c, const rf_batch *b, rf_error *err);
+
+/* Logits (n_vocab floats) of the i-th token that asked for them in the last batch; NULL when i is
+ * out of range. Valid until the next rf_decode. */
+const float *rf_context_logits(const rf_context *c, int32_t i);
+int32_t rf_context_n_outputs(const rf_context *c);
+
+/* Forgets a sequence's cache (its next position is 0 again). */
+void rf_context_seq_reset(rf_context *c, int32_t seq);
+int32_t rf_context_seq_len(const rf_context *c, int32_t seq);
+/* Drops a sequence's positions from n_keep on, so generation can continue from a shared prefix.
+ * Fails with RF_ERR_ARG, changing nothing, when n_keep is past the end or when a sliding-window
+ * layer's ring no longer holds the window that position n_keep needs (then reset instead). */
+rf_status rf_context_seq_truncate(rf_context *c, int32_t seq, int32_t n_keep, rf_error *err);
+int32_t rf_context_n_ctx(const rf_context *c);
+int32_t rf_context_n_batch(const rf_context *c);
+int32_t rf_context_n_threads(const rf_context *c);
+rf_isa rf_context_isa(const rf_context *c);
+const rf_model *rf_context_model(const rf_context *c);
+
+#endif

@@ -1,0 +1,523 @@
+/* gemma3.c: the Gemma 3 architecture: hyperparameters, tensor binding and the forward pass.
+ *
+ * Forward pass for a batch of n tokens (activations and residual stream in f32; docs/gemma3.md
+ * has the derivation and the llama.cpp numerics we match):
+ *   x = embed(token) * sqrt(n_embd)
+ *   per layer: h = rms(x)*attn_norm; q,k,v = Wq h, Wk h, Wv h; q,k per-head rms with q_norm,
+ *     k_norm; RoPE (NEOX pairing; base 10000 on sliding layers, rope.freq_base on global ones);
+ *     q *= attn_scale; K,V to the cache (f16); softmax(q.K) V over the visible window;
+ *     x += rms(Wo att)*post_attention_norm; f = rms(x)*ffn_norm;
+ *     x += rms(Wdown(gelu_tanh(Wgate f) * Wup f))*post_ffw_norm
+ *   logits = W_out rms(x)*output_norm (W_out tied to the embedding unless output.weight exists).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model_int.h"
+#include "util/half.h"
+
+typedef struct g3_layer {
+    const float *attn_norm;      /* [n_embd] */
+    const float *q_norm;         /* [head_dim_k] */
+    const float *k_norm;         /* [head_dim_k] */
+    const float *post_attn_norm; /* [n_embd] */
+    const float *ffn_norm;       /* [n_embd] */
+    const float *post_ffw_norm;  /* [n_embd] */
+    rf_weight wq;                /* [n_embd] -> [n_head*head_dim_k] */
+    rf_weight wk;                /* [n_embd] -> [n_head_kv*head_dim_k] */
+    rf_weight wv;                /* [n_embd] -> [n_head_kv*head_dim_v] */
+    rf_weight wo;                /* [n_head*head_dim_v] -> [n_embd] */
+    rf_weight gate, up;          /* [n_embd] -> [n_ff] */
+    rf_weight down;              /* [n_ff] -> [n_embd] */
+} g3_layer;
+
+typedef struct g3_weights {
+    rf_weight tok_embd;       /* [n_embd, n_vocab] */
+    rf_weight output;         /* [n_embd, n_vocab]; the same data as tok_embd when tied */
+    const float *output_norm; /* [n_embd] */
+    int tied;
+    g3_layer layers[];
+} g3_weights;
+
+/* ---- hyperparameters ---- */
+
+static rf_status load_hparams(rf_model *m, rf_error *err) {
+    const rf_gguf *g = m->gguf;
+    rf_hparams *hp = &m->hp;
+    uint32_t u;
+    rf_status st;
+#define GET_U32(key, dst, req)                                                                     \
+    do {                                                                                           \
+        u = (uint32_t)(dst);                                                                       \
+        st = rf_gguf_get_u32(g, "gemma3." key, req, &u, err);                                      \
+        if (st) return st;                                                                         \
+        if (u > INT32_MAX)                                                                         \
+            return rf_error_set(err, RF_ERR_MODEL, "%s: gemma3." key " = %u is too large",         \
+                                m->path, u);                                                       \
+        dst = (int32_t)u;                                                                          \
+    } while (0)
+    GET_U32("embedding_length", hp->n_embd, true);
+    GET_U32("block_count", hp->n_layer, true);
+    GET_U32("feed_forward_length", hp->n_ff, true);
+    GET_U32("attention.head_count", hp->n_head, true);
+    hp->n_head_kv = hp->n_head;
+    GET_U32("attention.head_count_kv", hp->n_head_kv, false);
+    hp->n_ctx_train = 8192;
+    GET_U32("context_length", hp->n_ctx_train, false);
+    if (hp->n_head < 1 || hp->n_head > 1024)
+        return rf_error_set(err, RF_ERR_MODEL, "%s: head_count %d is not in [1, 1024]", m->path,
+                            hp->n_head);
+    hp->head_dim_k = hp->n_embd / hp->n_head;
+    GET_U32("attention.key_length", hp->head_dim_k, false);
+    hp->head_dim_v = hp->head_dim_k;
+    GET_U32("attention.value_length", hp->head_dim_v, false);
+    hp->n_rot = hp->head_dim_k;
+    GET_U32("rope.dimension_count", hp->n_rot, false);
+    hp->sliding_window = 0;
+    GET_U32("attention.sliding_window", hp->sliding_window, false);
+#undef GET_U32
+    if (hp->n_layer < 1 || hp->n_layer > RF_MAX_LAYERS)
+        return rf_error_set(err, RF_ERR_MODEL, "%s: block_count %d is not in [1, %d]", m->path,
+                            hp->n_layer, RF_MAX_LAYERS);
+    if (hp->n_embd < 1 || hp->n_embd > 65536 || hp->n_ff < 1 || hp->n_ff > 1 << 20)
+        return rf_error_set(err, RF_ERR_MODEL,
+                            "%s: embedding_length %d or feed_forward_length %d "
+                            "out of range",
+                            m->path, hp->n_embd, hp->n_ff);
+    if (hp->n_head_kv < 1 || hp->n_head % hp->n_head_kv)
+        return rf_error_set(err, RF_ERR_MODEL,
+                            "%s: head_count %d is not a multiple of "
+                            "head_count_kv %d",
+                            m->path, hp->n_head, hp->n_head_kv);
+    if (hp->head_dim_k < 2 || hp->head_dim_k > RF_MAX_HEAD_DIM || hp->head_dim_k % 2 ||
+        hp->head_dim_v < 1 || hp->head_dim_v > RF_MAX_HEAD_DIM)
+        return rf_error_set(err, RF_ERR_MODEL,
+                            "%s: head size %d/%d is not an even number in "
+                            "[2, %d]",
+                            m->path, hp->head_dim_k, hp->head_dim_v, RF_MAX_HEAD_DIM);
+    if (hp->n_rot < 2 || hp->n_rot > hp->head_dim_k || hp->n_rot % 2)
+        return rf_error_set(err, RF_ERR_MODEL,
+                            "%s: rope.dimension_count %d is not an even number "
+                            "in [2, %d]",
+                            m->path, hp->n_rot, hp->head_dim_k);
+    if (hp->n_ctx_train < 1)
+        return rf_error_set(err, RF_ERR_MODEL, "%s: context_length is zero", m->path);
+
+    hp->rms_eps = 1e-6f;
+    hp->rope_base = 10000.0f;
+    hp->rope_base_swa = 10000.0f;
+    float factor = 0.0f;
+    st = rf_gguf_get_f32(g, "gemma3.attention.layer_norm_rms_epsilon", true, &hp->rms_eps, err);
+    if (!st) st = rf_gguf_get_f32(g, "gemma3.rope.freq_base", false, &hp->rope_base, err);
+    if (!st) st = rf_gguf_get_f32(g, "gemma3.rope.freq_base_swa", false, &hp->rope_base_swa, err);
+    if (!st) st = rf_gguf_get_f32(g, "gemma3.rope.scaling.factor", false, &factor, err);
+    if (!st)
+        st = rf_gguf_get_f32(g, "gemma3.final_logit_softcapping", false, &hp->final_softcap, err);
+    if (st) return st;
+    if (!(hp->rms_eps > 0 && hp->rms_eps < 1) || !(hp->rope_base > 1) || !(hp->rope_base_swa > 1) ||
+        !(factor >= 0 && factor < 1e6) || !(hp->final_softcap >= 0 && isfinite(hp->final_softcap)))
+        return rf_error_set(err, RF_ERR_MODEL,
+                            "%s: rms epsilon, rope base, rope scaling or "
+                            "softcap value out of range",
+                            m->path);
+    hp->rope_scale = factor > 0 ? 1.0f / factor : 1.0f;
+
+    /* Sliding-window layers: a period p (default 6) where the last layer of each period is
+     * global, or a per-layer bool array. */
+    memset(hp->swa, 0, sizeof hp->swa);
+    if (hp->sliding_window > 0) {
+        const rf_gguf_kv *pat = rf_gguf_find_kv(g, "gemma3.attention.sliding_window_pattern");
+        if (pat && pat->type == RF_GGUF_ARRAY) {
+            if (pat->v.arr.type != RF_GGUF_BOOL || pat->v.arr.n != (uint64_t)hp->n_layer)
+                return rf_error_set(err, RF_ERR_MODEL,
+                                    "%s: attention.sliding_window_pattern must "
+                                    "be %d bools",
+                                    m->path, hp->n_layer);
+            for (int il = 0; il < hp->n_layer; il++)
+                hp->swa[il] = rf_gguf_arr_int(pat, (uint64_t)il) != 0;
+        } else {
+            uint32_t period = 6;
+            st = rf_gguf_get_u32(g, "gemma3.attention.sliding_window_pattern", false, &period, err);
+            if (st) return st;
+            if (period < 1)
+                return rf_error_set(err, RF_ERR_MODEL, "%s: sliding_window_pattern is zero",
+                                    m->path);
+            for (int il = 0; il < hp->n_layer; il++)
+                hp->swa[il] = (uint32_t)il % period < period - 1;
+        }
+    }
+    /* Gemma 3 27B scales queries by 1/sqrt(n_embd/n_head); the others by 1/sqrt(head size). */
+    hp->attn_scale = hp->n_layer == 62 ? 1.0f / sqrtf((float)(hp->n_embd / hp->n_head))
+                                       : 1.0f / sqrtf((float)hp->head_dim_k);
+    hp->embd_scale = sqrtf((float)hp->n_embd);
+    return RF_OK;
+}
+
+static rf_status g3_load(rf_model *m, rf_error *err) {
+    rf_status st = load_hparams(m, err);
+    if (st) return st;
+    rf_hparams *hp = &m->hp;
+    g3_weights *w = calloc(1, sizeof *w + (size_t)hp->n_layer * sizeof(g3_layer));
+    if (!w) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    m->weights = w;
+
+    const rf_gguf_tensor *emb = rf_gguf_find_tensor(m->gguf, "token_embd.weight");
+    if (!emb)
+        return rf_error_set(err, RF_ERR_MODEL, "%s: missing tensor 'token_embd.weight'", m->path);
+    if (emb->n_dims != 2 || emb->ne[1] > INT32_MAX)
+        return rf_error_set(err, RF_ERR_MODEL,
+                            "%s: tensor 'token_embd.weight' must be 2-D with "
+                            "at most 2^31 rows",
+                            m->path);
+    hp->n_vocab = (int32_t)emb->ne[1];
+    const int64_t E = hp->n_embd, F = hp->n_ff, V = hp->n_vocab;
+    const int64_t QD = (int64_t)hp->n_head * hp->head_dim_k;
+    const int64_t KD = (int64_t)hp->n_head_kv * hp->head_dim_k;
+    const int64_t VD = (int64_t)hp->n_head_kv * hp->head_dim_v;
+    const int64_t OD = (int64_t)hp->n_head * hp->head_dim_v;
+    st = rf_model_bind_matrix(m, "token_embd.weight", E, V, &w->tok_embd, err);
+    if (st) return st;
+    if (rf_gguf_find_tensor(m->gguf, "output.weight")) {
+        st = rf_model_bind_matrix(m, "output.weight", E, V, &w->output, err);
+        if (st) return st;
+    } else {
+        w->output = w->tok_embd;
+        w->tied = 1;
+    }
+    st = rf_model_bind_vector(m, "output_norm.weight", E, &w->output_norm, err);
+    if (st) return st;
+    for (int il = 0; il < hp->n_layer; il++) {
+        g3_layer *L = &w->layers[il];
+        char n[64];
+#define VEC(field, name, len)                                                                      \
+    snprintf(n, sizeof n, "blk.%d." name ".weight", il);                                           \
+    st = rf_model_bind_vector(m, n, len, &L->field, err);                                          \
+    if (st) return st
+#define MAT(field, name, cols, rows)                                                               \
+    snprintf(n, sizeof n, "blk.%d." name ".weight", il);                                           \
+    st = rf_model_bind_matrix(m, n, cols, rows, &L->field, err);                                   \
+    if (st) return st
+        VEC(attn_norm, "attn_norm", E);
+        VEC(q_norm, "attn_q_norm", hp->head_dim_k);
+        VEC(k_norm, "attn_k_norm", hp->head_dim_k);
+        VEC(post_attn_norm, "post_attention_norm", E);
+        VEC(ffn_norm, "ffn_norm", E);
+        VEC(post_ffw_norm, "post_ffw_norm", E);
+        MAT(wq, "attn_q", E, QD);
+        MAT(wk, "attn_k", E, KD);
+        MAT(wv, "attn_v", E, VD);
+        MAT(wo, "attn_output", OD, E);
+        MAT(gate, "ffn_gate", E, F);
+        MAT(up, "ffn_up", E, F);
+        MAT(down, "ffn_down", F, E);
+#undef VEC
+#undef MAT
+    }
+    return RF_OK;
+}
+
+static void g3_free_weights(void *w) {
+    free(w);
+}
+
+/* ---- scratch layout ---- */
+
+typedef struct g3_scratch {
+    float *x;    /* [n][E] residual stream */
+    float *h;    /* [n][E] normed input of a block */
+    float *q;    /* [n][H*Dk] */
+    float *k;    /* [n][Hkv*Dk] */
+    float *v;    /* [n][Hkv*Dv] */
+    float *att;  /* [n][H*Dv] */
+    float *o;    /* [n][E] */
+    float *g;    /* [n][F] */
+    float *u;    /* [n][F] */
+    float *rope; /* [n][2 bases][cos, sin][n_rot/2] */
+    float *xo;   /* [n_outputs][E] final normed rows for the head */
+    float *acc;  /* [n_threads][RF_MAX_HEAD_DIM] attention accumulators */
+} g3_scratch;
+
+static size_t carve(const rf_hparams *hp, int32_t n, int32_t n_threads, float *base,
+                    g3_scratch *s) {
+    const size_t E = (size_t)hp->n_embd, F = (size_t)hp->n_ff;
+    const size_t sizes[] = {n * E,
+                            n * E,
+                            (size_t)n * hp->n_head * hp->head_dim_k,
+                            (size_t)n * hp->n_head_kv * hp->head_dim_k,
+                            (size_t)n * hp->n_head_kv * hp->head_dim_v,
+                            (size_t)n * hp->n_head * hp->head_dim_v,
+                            n * E,
+                            n * F,
+                            n * F,
+                            (size_t)n * 2 * (size_t)hp->n_rot,
+                            n * E,
+                            (size_t)n_threads * RF_MAX_HEAD_DIM};
+    float **ptrs[] = {&s->x, &s->h, &s->q, &s->k,    &s->v,  &s->att,
+                      &s->o, &s->g, &s->u, &s->rope, &s->xo, &s->acc};
+    size_t off = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        if (base) *ptrs[i] = base + off;
+        off += (sizes[i] + 15) & ~(size_t)15; /* 64-byte aligned slices */
+    }
+    return off;
+}
+
+static size_t g3_scratch_floats(const rf_model *m, int32_t n_batch, int32_t n_threads,
+                                int32_t n_ctx) {
+    g3_scratch s;
+    (void)n_ctx; /* attention works in tiles: no per-context scratch */
+    return carve(&m->hp, n_batch, n_threads, NULL, &s);
+}
+
+static size_t g3_act_bytes(const rf_model *m, int32_t n_batch) {
+    const rf_hparams *hp = &m->hp;
+    int64_t cols = hp->n_embd;
+    if (hp->n_ff > cols) cols = hp->n_ff;
+    if ((int64_t)hp->n_head * hp->head_dim_v > cols) cols = (int64_t)hp->n_head * hp->head_dim_v;
+    /* F32 activations (for F32 weights) are the widest at 4 bytes per value. */
+    return (size_t)n_batch * (size_t)cols * 4;
+}
+
+/* ---- elementwise pieces ---- */
+
+/* y = x / sqrt(mean(x^2) + eps) * w; the sum of squares in double, as llama.cpp does. */
+static void rms_norm(const float *x, const float *w, float *y, int n, float eps) {
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += (double)(x[i] * x[i]);
+    float mean = (float)(sum / n);
+    float scale = 1.0f / sqrtf(mean + eps);
+    for (int i = 0; i < n; i++) y[i] = x[i] * scale * w[i];
+}
+
+/* GELU, tanh form, through binary16 as llama.cpp's table does: the input is rounded to f16 and
+ * so is the result; |x| >= 10 short-cuts. */
+static float gelu(float x) {
+    if (x <= -10.0f) return 0.0f;
+    if (x >= 10.0f) return x;
+    float h = rf_round_f16(x);
+    float r = 0.5f * h *
+              (1.0f + tanhf(0.79788456080286535587989211986876f * h * (1.0f + 0.044715f * h * h)));
+    return rf_round_f16(r);
+}
+
+/* cos/sin of position pos for n_rot/2 frequencies: theta_i = pos*scale * base^(-2i/n_rot),
+ * stepped by repeated multiplication in float like llama.cpp. */
+static void rope_table(float *cs, int32_t pos, float base, float scale, int n_rot) {
+    int half = n_rot / 2;
+    float step = powf(base, -2.0f / (float)n_rot);
+    float theta = (float)pos * scale;
+    for (int i = 0; i < half; i++) {
+        cs[i] = cosf(theta);
+        cs[half + i] = sinf(theta);
+        theta *= step;
+    }
+}
+
+/* NEOX rotation of the first n_rot values of one head: pairs (i, i + n_rot/2). */
+static void rope_apply(float *x, const float *cs, int n_rot) {
+    int half = n_rot / 2;
+    for (int i = 0; i < half; i++) {
+        float a = x[i], b = x[i + half], c = cs[i], s = cs[half + i];
+        x[i] = a * c - b * s;
+        x[i + half] = a * s + b * c;
+    }
+}
+
+/* ---- matmul with shared activation quantization ---- */
+
+typedef struct g3_run {
+    rf_context *c;
+    const rf_hparams *hp;
+    const g3_weights *w;
+    const rf_batch *b;
+    g3_scratch s;
+    int il;
+    const float *act_src; /* source rows currently quantized in c->act, and as what */
+    rf_type act_type;
+} g3_run;
+
+static void project(g3_run *r, const rf_weight *w, const float *src, int64_t n, float *dst) {
+    rf_type at = rf_vec_dot_type(w->type);
+    rf_act act = {0};
+    act.data = r->c->act;
+    if (r->act_src != src || r->act_type != at) {
+        rf_act_quantize(r->c->k, r->c->pool, at, src, w->cols, w->cols, n, &act);
+        r->act_src = src;
+        r->act_type = at;
+    } else {
+        act.type = at;
+        act.cols = w->cols;
+        act.n_tok = n;
+        act.row_bytes = rf_type_row_bytes(at, (uint64_t)w->cols);
+    }
+    rf_matmul(r->c->k, r->c->pool, w, &act, dst, w->rows);
+}
+
+/* ---- attention ---- */
+
+/* One query head against keys [lo, pos] of one KV head, in f32 throughout: scores q.K with K
+ * widened from f16 (an FMA chain over the head dimension), an online softmax over tiles of 64
+ * keys (the tile's max, then exp and sum), and the weighted sum of V as FMA chains in key order,
+ * divided by the softmax sum at the end. This is the structure of llama.cpp's tiled CPU flash
+ * attention; docs/correctness.md records how sensitive the logits are to such choices.
+ * acc is Dv floats of scratch. */
+static void attend_one(const float *q, const rf_kv_cache *kv, int il, int32_t seq, int hk,
+                       int32_t lo, int32_t pos, int Dk, int Dv, float *acc, float *out) {
+    enum { TILE = 64 };
+    float p[TILE];
+    for (int i = 0; i < Dv; i++) acc[i] = 0;
+    float S = 0.0f, M = -INFINITY;
+    for (int32_t t0 = lo - lo % TILE; t0 <= pos; t0 += TILE) {
+        int32_t a = t0 < lo ? lo : t0, b = t0 + TILE - 1 < pos ? t0 + TILE - 1 : pos;
+        float tmax = -INFINITY;
+        for (int32_t k = a; k <= b; k++) {
+            const uint16_t *kr = rf_kv_k(kv, il, seq, k) + (size_t)hk * Dk;
+            float s = 0;
+            for (int i = 0; i < Dk; i++) s = fmaf(q[i], rf_f16_to_f32(kr[i]), s);
+            p[k - a] = s;
+            if (s > tmax) tmax = s;
+        }
+        float Mnew = fmaxf(M, tmax);
+        if (Mnew > M) {
+            float ms = expf(M - Mnew);
+            for (int i = 0; i < Dv; i++) acc[i] *= ms;
+            S *= ms;
+        }
+        M = Mnew;
+        double sum = 0;
+        for (int32_t k = a; k <= b; k++) {
+            p[k - a] = expf(p[k - a] - M);
+            sum += p[k - a];
+        }
+        S += (float)sum;
+        for (int32_t k = a; k <= b; k++) {
+            const uint16_t *vr = rf_kv_v(kv, il, seq, k) + (size_t)hk * Dv;
+            for (int i = 0; i < Dv; i++) acc[i] = fmaf(p[k - a], rf_f16_to_f32(vr[i]), acc[i]);
+        }
+    }
+    float inv = S == 0.0f ? 0.0f : 1.0f / S;
+    for (int i = 0; i < Dv; i++) out[i] = acc[i] * inv;
+}
+
+static void attention_worker(void *arg, int ith, int nth) {
+    g3_run *r = arg;
+    const rf_hparams *hp = r->hp;
+    const rf_kv_cache *kv = &r->c->kv;
+    const int H = hp->n_head, Dk = hp->head_dim_k, Dv = hp->head_dim_v;
+    const int group = H / hp->n_head_kv;
+    const int il = r->il;
+    float *acc = r->s.acc + (size_t)ith * RF_MAX_HEAD_DIM;
+    long b, e;
+    rf_split((long)r->b->n * H, ith, nth, &b, &e);
+    for (long item = b; item < e; item++) {
+        int t = (int)(item / H), h = (int)(item % H), hk = h / group;
+        int32_t seq = r->b->seq[t], pos = r->b->pos[t];
+        int32_t lo = 0;
+        if (hp->swa[il] && hp->sliding_window > 0 && pos >= hp->sliding_window)
+            lo = pos - hp->sliding_window + 1;
+        const float *q = r->s.q + ((size_t)t * H + h) * Dk;
+        float *out = r->s.att + ((size_t)t * H + h) * Dv;
+        attend_one(q, kv, il, seq, hk, lo, pos, Dk, Dv, acc, out);
+    }
+}
+
+/* ---- the forward pass ---- */
+
+static void g3_forward(rf_context *c, const rf_batch *b) {
+    g3_run r = {0};
+    r.c = c;
+    r.hp = &c->model->hp;
+    r.w = c->model->weights;
+    r.b = b;
+    carve(r.hp, c->n_batch, c->n_threads, c->scratch, &r.s);
+    const rf_hparams *hp = r.hp;
+    const g3_weights *w = r.w;
+    const int n = b->n, E = hp->n_embd, F = hp->n_ff;
+    const int H = hp->n_head, Hkv = hp->n_head_kv, Dk = hp->head_dim_k, Dv = hp->head_dim_v;
+    const int QD = H * Dk, KD = Hkv * Dk, VD = Hkv * Dv, OD = H * Dv;
+    const int nr = hp->n_rot;
+    g3_scratch *s = &r.s;
+
+    for (int t = 0; t < n; t++) {
+        const uint8_t *row =
+            (const uint8_t *)w->tok_embd.data + (size_t)b->token[t] * w->tok_embd.row_bytes;
+        float *x = s->x + (size_t)t * E;
+        rf_ref_dequantize_row(w->tok_embd.type, row, x, E);
+        for (int i = 0; i < E; i++) x[i] *= hp->embd_scale;
+        rope_table(s->rope + (size_t)t * 2 * nr, b->pos[t], hp->rope_base_swa, 1.0f, nr);
+        rope_table(s->rope + (size_t)t * 2 * nr + nr, b->pos[t], hp->rope_base, hp->rope_scale, nr);
+    }
+
+    for (int il = 0; il < hp->n_layer; il++) {
+        const g3_layer *L = &w->layers[il];
+        r.il = il;
+        for (int t = 0; t < n; t++)
+            rms_norm(s->x + (size_t)t * E, L->attn_norm, s->h + (size_t)t * E, E, hp->rms_eps);
+        project(&r, &L->wq, s->h, n, s->q);
+        project(&r, &L->wk, s->h, n, s->k);
+        project(&r, &L->wv, s->h, n, s->v);
+        for (int t = 0; t < n; t++) {
+            const float *cs = s->rope + (size_t)t * 2 * nr + (hp->swa[il] ? 0 : nr);
+            for (int h = 0; h < H; h++) {
+                float *q = s->q + (size_t)t * QD + (size_t)h * Dk;
+                rms_norm(q, L->q_norm, q, Dk, hp->rms_eps);
+                rope_apply(q, cs, nr);
+                for (int i = 0; i < Dk; i++) q[i] *= hp->attn_scale;
+            }
+            uint16_t *kc = rf_kv_k(&c->kv, il, b->seq[t], b->pos[t]);
+            uint16_t *vc = rf_kv_v(&c->kv, il, b->seq[t], b->pos[t]);
+            for (int h = 0; h < Hkv; h++) {
+                float *k = s->k + (size_t)t * KD + (size_t)h * Dk;
+                rms_norm(k, L->k_norm, k, Dk, hp->rms_eps);
+                rope_apply(k, cs, nr);
+            }
+            for (int i = 0; i < KD; i++) kc[i] = rf_f32_to_f16(s->k[(size_t)t * KD + i]);
+            for (int i = 0; i < VD; i++) vc[i] = rf_f32_to_f16(s->v[(size_t)t * VD + i]);
+        }
+        rf_pool_run(c->pool, attention_worker, &r);
+        project(&r, &L->wo, s->att, n, s->o);
+        (void)OD;
+        for (int t = 0; t < n; t++) {
+            float *x = s->x + (size_t)t * E, *o = s->o + (size_t)t * E;
+            rms_norm(o, L->post_attn_norm, o, E, hp->rms_eps);
+            for (int i = 0; i < E; i++) x[i] += o[i];
+            rms_norm(x, L->ffn_norm, s->h + (size_t)t * E, E, hp->rms_eps);
+        }
+        project(&r, &L->gate, s->h, n, s->g);
+        project(&r, &L->up, s->h, n, s->u);
+        for (size_t i = 0; i < (size_t)n * F; i++) s->g[i] = gelu(s->g[i]) * s->u[i];
+        project(&r, &L->down, s->g, n, s->o);
+        for (int t = 0; t < n; t++) {
+            float *x = s->x + (size_t)t * E, *o = s->o + (size_t)t * E;
+            rms_norm(o, L->post_ffw_norm, o, E, hp->rms_eps);
+            for (int i = 0; i < E; i++) x[i] += o[i];
+        }
+    }
+
+    /* The head, only for the rows that asked for logits. */
+    int n_out = 0;
+    for (int t = 0; t < n; t++) {
+        if (!b->logits || !b->logits[t]) continue;
+        rms_norm(s->x + (size_t)t * E, w->output_norm, s->xo + (size_t)n_out * E, E, hp->rms_eps);
+        n_out++;
+    }
+    c->n_out = n_out;
+    if (!n_out) return;
+    project(&r, &w->output, s->xo, n_out, c->logits);
+    if (hp->final_softcap > 0) {
+        float cap = hp->final_softcap;
+        for (size_t i = 0; i < (size_t)n_out * (size_t)hp->n_vocab; i++)
+            c->logits[i] = cap * tanhf(c->logits[i] / cap);
+    }
+}
+
+const rf_arch rf_arch_gemma3 = {
+    .name = "gemma3",
+    .load = g3_load,
+    .free_weights = g3_free_weights,
+    .scratch_floats = g3_scratch_floats,
+    .act_bytes = g3_act_bytes,
+    .forward = g3_forward,
+};

@@ -1,0 +1,148 @@
+/* model.c: loading a model file: architecture lookup, tokenizer, tensor binding helpers. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model_int.h"
+
+static const rf_arch *const g_archs[] = {&rf_arch_gemma3};
+
+static char *dup_str(rf_str s) {
+    char *p = malloc(s.len + 1);
+    if (!p) return NULL;
+    memcpy(p, s.ptr, s.len);
+    p[s.len] = 0;
+    return p;
+}
+
+/* The chat format: the file's own template when it is one we recognise, else the
+ * architecture's built-in one. */
+static rf_chat_format detect_chat(const rf_model *m) {
+    const rf_gguf_kv *kv = rf_gguf_find_kv(m->gguf, "tokenizer.chat_template");
+    if (kv && kv->type == RF_GGUF_STRING) {
+        char *t = dup_str(kv->v.s);
+        rf_chat_format f = RF_CHAT_GEMMA;
+        if (t && strstr(t, "<|im_start|>")) f = RF_CHAT_CHATML;
+        free(t);
+        return f;
+    }
+    return RF_CHAT_GEMMA;
+}
+
+rf_status rf_model_load(const char *path, rf_model **out, rf_error *err) {
+    *out = NULL;
+    rf_status st;
+    rf_model *m = calloc(1, sizeof *m);
+    if (!m) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    m->path = strdup(path);
+    if (!m->path) {
+        st = rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    st = rf_gguf_open(path, &m->gguf, err);
+    if (st) goto fail;
+    rf_str arch = {0};
+    st = rf_gguf_get_str(m->gguf, "general.architecture", true, &arch, err);
+    if (st) goto fail;
+    for (size_t i = 0; i < sizeof g_archs / sizeof g_archs[0]; i++)
+        if (rf_str_eq(arch, g_archs[i]->name)) m->arch = g_archs[i];
+    if (!m->arch) {
+        st = rf_error_set(err, RF_ERR_UNSUPPORTED,
+                          "%s: unsupported architecture '%.*s' (supported: gemma3)", path,
+                          (int)(arch.len > 64 ? 64 : arch.len), arch.ptr);
+        goto fail;
+    }
+    snprintf(m->hp.arch, sizeof m->hp.arch, "%s", m->arch->name);
+    st = rf_tokenizer_from_gguf(m->gguf, &m->tok, err);
+    if (st) goto fail;
+    st = m->arch->load(m, err);
+    if (st) goto fail;
+    if (m->hp.n_vocab != rf_tokenizer_n_vocab(m->tok)) {
+        st = rf_error_set(err, RF_ERR_MODEL,
+                          "%s: the vocabulary has %d tokens but the embedding has %d rows", path,
+                          rf_tokenizer_n_vocab(m->tok), m->hp.n_vocab);
+        goto fail;
+    }
+    m->chat = detect_chat(m);
+    *out = m;
+    return RF_OK;
+fail:
+    rf_model_free(m);
+    return st;
+}
+
+void rf_model_free(rf_model *m) {
+    if (!m) return;
+    if (m->arch && m->weights) m->arch->free_weights(m->weights);
+    rf_tokenizer_free(m->tok);
+    rf_gguf_close(m->gguf);
+    free(m->path);
+    free(m);
+}
+
+const rf_hparams *rf_model_hparams(const rf_model *m) {
+    return &m->hp;
+}
+const rf_tokenizer *rf_model_tokenizer(const rf_model *m) {
+    return m->tok;
+}
+const rf_gguf *rf_model_gguf(const rf_model *m) {
+    return m->gguf;
+}
+rf_chat_format rf_model_chat_format(const rf_model *m) {
+    return m->chat;
+}
+const char *rf_model_path(const rf_model *m) {
+    return m->path;
+}
+
+static rf_status find_tensor(const rf_model *m, const char *name, const rf_gguf_tensor **t,
+                             rf_error *err) {
+    *t = rf_gguf_find_tensor(m->gguf, name);
+    if (!*t) return rf_error_set(err, RF_ERR_MODEL, "%s: missing tensor '%s'", m->path, name);
+    return RF_OK;
+}
+
+rf_status rf_model_bind_matrix(const rf_model *m, const char *name, int64_t cols, int64_t rows,
+                               rf_weight *w, rf_error *err) {
+    const rf_gguf_tensor *t;
+    rf_status st = find_tensor(m, name, &t, err);
+    if (st) return st;
+    if (t->n_dims != 2 || (int64_t)t->ne[0] != cols || (int64_t)t->ne[1] != rows)
+        return rf_error_set(err, RF_ERR_MODEL,
+                            "%s: tensor '%s' has shape [%llu, %llu] (%u dims), expected [%lld, "
+                            "%lld]",
+                            m->path, name, (unsigned long long)t->ne[0],
+                            (unsigned long long)t->ne[1], t->n_dims, (long long)cols,
+                            (long long)rows);
+    const rf_type_info *ti = rf_type_get(t->type);
+    if (!ti->computable)
+        return rf_error_set(err, RF_ERR_UNSUPPORTED,
+                            "%s: tensor '%s' has type %s, which roofline cannot compute with",
+                            m->path, name, ti->name ? ti->name : "unknown");
+    w->type = (rf_type)t->type;
+    w->cols = cols;
+    w->rows = rows;
+    w->row_bytes = rf_type_row_bytes(t->type, (uint64_t)cols);
+    w->data = t->data;
+    return RF_OK;
+}
+
+rf_status rf_model_bind_vector(const rf_model *m, const char *name, int64_t n, const float **out,
+                               rf_error *err) {
+    const rf_gguf_tensor *t;
+    rf_status st = find_tensor(m, name, &t, err);
+    if (st) return st;
+    if (t->nelements != (uint64_t)n || t->ne[0] != (uint64_t)n)
+        return rf_error_set(err, RF_ERR_MODEL, "%s: tensor '%s' has %llu values, expected %lld",
+                            m->path, name, (unsigned long long)t->nelements, (long long)n);
+    if (t->type != RF_TYPE_F32)
+        return rf_error_set(err, RF_ERR_UNSUPPORTED, "%s: tensor '%s' must be F32, found %s",
+                            m->path, name, rf_type_get(t->type)->name);
+    if ((uintptr_t)t->data % sizeof(float))
+        return rf_error_set(err, RF_ERR_FORMAT, "%s: tensor '%s' data is not 4-byte aligned",
+                            m->path, name);
+    *out = t->data;
+    return RF_OK;
+}

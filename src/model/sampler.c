@@ -1,0 +1,177 @@
+/* sampler.c: greedy, temperature, top-k, top-p sampling with a seeded generator. */
+#include "model/sampler.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+typedef struct cand {
+    int32_t id;
+    float v;
+} cand;
+
+struct rf_sampler {
+    rf_sampler_params p;
+    int32_t n_vocab;
+    uint64_t rng;
+    cand *heap; /* [n_vocab] */
+};
+
+rf_sampler_params rf_sampler_default_params(void) {
+    rf_sampler_params p = {0.8f, 40, 0.95f, 0};
+    return p;
+}
+
+rf_status rf_sampler_new(const rf_sampler_params *p, int32_t n_vocab, rf_sampler **out,
+                         rf_error *err) {
+    *out = NULL;
+    if (n_vocab < 1) return rf_error_set(err, RF_ERR_ARG, "sampler: empty vocabulary");
+    if (!(p->top_p > 0 && p->top_p <= 1))
+        return rf_error_set(err, RF_ERR_ARG, "top_p %g is not in (0, 1]", (double)p->top_p);
+    if (p->top_k < 0) return rf_error_set(err, RF_ERR_ARG, "top_k %d is negative", p->top_k);
+    if (!isfinite(p->temperature))
+        return rf_error_set(err, RF_ERR_ARG, "temperature is not a finite number");
+    rf_sampler *s = calloc(1, sizeof *s);
+    if (!s) return rf_error_set(err, RF_ERR_NOMEM, "sampler: out of memory");
+    s->heap = malloc((size_t)n_vocab * sizeof *s->heap);
+    if (!s->heap) {
+        free(s);
+        return rf_error_set(err, RF_ERR_NOMEM, "sampler: out of memory");
+    }
+    s->p = *p;
+    s->n_vocab = n_vocab;
+    rf_sampler_reset(s);
+    *out = s;
+    return RF_OK;
+}
+
+void rf_sampler_free(rf_sampler *s) {
+    if (!s) return;
+    free(s->heap);
+    free(s);
+}
+
+void rf_sampler_reset(rf_sampler *s) {
+    s->rng = s->p.seed ^ 0x9E3779B97F4A7C15ull;
+}
+
+/* splitmix64 */
+static uint64_t next_u64(uint64_t *st) {
+    uint64_t z = (*st += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double next_unit(uint64_t *st) {
+    return (double)(next_u64(st) >> 11) * 0x1.0p-53;
+}
+
+int32_t rf_argmax(const float *x, int32_t n) {
+    int32_t best = 0;
+    for (int32_t i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+/* "a ranks below b": smaller value, or equal value and larger index. */
+static int below(cand a, cand b) {
+    return a.v < b.v || (a.v == b.v && a.id > b.id);
+}
+
+static void sift_down(cand *h, int32_t n, int32_t i) {
+    for (;;) {
+        int32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && below(h[l], h[m])) m = l;
+        if (r < n && below(h[r], h[m])) m = r;
+        if (m == i) return;
+        cand t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* Keeps the k best of x in a min-heap h (root = weakest kept), then sorts h descending. */
+static int32_t select_top(const float *x, int32_t n, int32_t k, cand *h) {
+    if (k > n) k = n;
+    for (int32_t i = 0; i < k; i++) h[i] = (cand){i, x[i]};
+    for (int32_t i = k / 2 - 1; i >= 0; i--) sift_down(h, k, i);
+    for (int32_t i = k; i < n; i++) {
+        cand c = {i, x[i]};
+        if (below(h[0], c)) {
+            h[0] = c;
+            sift_down(h, k, 0);
+        }
+    }
+    /* heap sort: repeatedly move the weakest to the end -> descending order */
+    for (int32_t end = k - 1; end > 0; end--) {
+        cand t = h[0];
+        h[0] = h[end];
+        h[end] = t;
+        sift_down(h, end, 0);
+    }
+    return k;
+}
+
+int32_t rf_top_k(const float *x, int32_t n, int32_t k, int32_t *idx, float *val) {
+    cand *h = malloc((size_t)(k < n ? k : n) * sizeof *h + 1);
+    if (!h) return 0;
+    int32_t m = select_top(x, n, k, h);
+    for (int32_t i = 0; i < m; i++) {
+        idx[i] = h[i].id;
+        val[i] = h[i].v;
+    }
+    free(h);
+    return m;
+}
+
+static double weight(const cand *c, float mx, float inv_t) {
+    return exp((double)((c->v - mx) * inv_t));
+}
+
+int32_t rf_sampler_sample(rf_sampler *s, const float *logits) {
+    const int32_t n = s->n_vocab;
+    if (s->p.temperature <= 0) return rf_argmax(logits, n);
+    const float inv_t = 1.0f / s->p.temperature;
+    const float mx = logits[rf_argmax(logits, n)];
+    const int32_t k = s->p.top_k > 0 && s->p.top_k < n ? s->p.top_k : 0;
+
+    if (k == 0 && s->p.top_p >= 1.0f) {
+        /* Plain sampling from the whole distribution: one pass for the sum, one to draw. */
+        double total = 0;
+        for (int32_t i = 0; i < n; i++) total += exp((double)((logits[i] - mx) * inv_t));
+        double u = next_unit(&s->rng) * total, acc = 0;
+        for (int32_t i = 0; i < n; i++) {
+            acc += exp((double)((logits[i] - mx) * inv_t));
+            if (acc > u) return i;
+        }
+        return n - 1;
+    }
+
+    /* Candidates in descending order, and the mass top_p is measured against: the top-k mass
+     * when top-k is on, else the full mass (the heap grows until it holds enough of it). */
+    int32_t m;
+    double mass = 0;
+    if (k > 0) {
+        m = select_top(logits, n, k, s->heap);
+        for (int32_t i = 0; i < m; i++) mass += weight(&s->heap[i], mx, inv_t);
+    } else {
+        for (int32_t i = 0; i < n; i++) mass += exp((double)((logits[i] - mx) * inv_t));
+        for (int32_t want = 64;; want = want > n / 2 ? n : want * 2) {
+            m = select_top(logits, n, want, s->heap);
+            double held = 0;
+            for (int32_t i = 0; i < m; i++) held += weight(&s->heap[i], mx, inv_t);
+            if (m == n || held >= s->p.top_p * mass) break;
+        }
+    }
+    /* The nucleus: the shortest prefix reaching top_p of that mass (at least one token). */
+    double need = s->p.top_p * mass, acc = 0;
+    int32_t keep = 0;
+    while (keep < m && (keep == 0 || acc < need)) acc += weight(&s->heap[keep++], mx, inv_t);
+    double u = next_unit(&s->rng) * acc, run = 0;
+    for (int32_t i = 0; i < keep; i++) {
+        run += weight(&s->heap[i], mx, inv_t);
+        if (run > u) return s->heap[i].id;
+    }
+    return s->heap[keep - 1].id;
+}

@@ -1,0 +1,904 @@
+/* tokenizer.c: the generic part of the tokenizer (see tokenizer.h and tokenizer_int.h).
+ *
+ * Built once, read-only afterwards:
+ *   - the vocabulary: every token's text (one NUL-terminated pool), score, stored type and the
+ *     attribute bits llama.cpp derives from it (tokenizer_int.h);
+ *   - an open-addressing hash table from token text to id;
+ *   - a trie of the special tokens (control, user-defined, unknown), used to split them out of
+ *     the raw text before the family encoder sees it;
+ *   - the end-of-generation set (an attribute bit).
+ *
+ * Special-token splitting follows llama.cpp's order: tokens are taken longest first, each one
+ * at every leftmost non-overlapping occurrence inside text not already taken. Candidate
+ * positions come from one trie walk over the text, so the cost is linear in the text length
+ * (times the longest special token), not in the number of special tokens. Tokens of equal length
+ * are taken together in text order; llama.cpp's order among them is that of an unstable sort,
+ * which only matters when two different special tokens of the same length can overlap (none do
+ * in the Gemma 3 vocabulary).
+ */
+#include "model/tokenizer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/tokenizer_int.h"
+
+/* The families. A new one adds its vtable here. */
+static const rf_tokenizer_vtable *const k_families[] = {&rf_tokenizer_spm_vtable};
+
+/* Per-family defaults for keys the file leaves out (llama.cpp's). */
+typedef struct family_defaults {
+    const char *model;
+    int64_t bos, eos, unk;
+    bool add_bos, add_eos, add_space_prefix;
+} family_defaults;
+
+static const family_defaults k_defaults[] = {
+    {"llama", 1, 2, 0, true, false, true},
+};
+
+struct rf_tokenizer {
+    const rf_tokenizer_vtable *vt;
+    int32_t n_vocab;
+    char *pool;     /* all token texts, each NUL-terminated */
+    size_t *off;    /* n_vocab + 1 offsets into pool */
+    float *scores;  /* n_vocab */
+    uint8_t *types; /* n_vocab, rf_token_type as stored */
+    uint8_t *attr;  /* n_vocab, RF_TOKATTR_* */
+    int32_t *hash;  /* hash_mask + 1 slots, -1 empty */
+    uint64_t hash_mask;
+    int32_t byte_id[256];
+    rf_special_tokens special;
+    int32_t eom;
+    bool add_bos, add_eos, add_space_prefix;
+
+    /* Special-token trie. Node 0 is the root; root_child indexes its children by byte. */
+    struct trie_node {
+        int32_t child, sibling, id;
+        uint8_t byte;
+    } * trie;
+    int32_t n_trie;
+    int32_t root_child[256];
+    uint32_t *special_lens; /* distinct special-token lengths, longest first */
+    int32_t n_special_lens;
+};
+
+/* ---- small helpers ---------------------------------------------------------------------- */
+
+static uint64_t hash_bytes(const char *p, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (uint8_t)p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h ^ (h >> 29);
+}
+
+static inline size_t tok_len(const rf_tokenizer *t, int32_t id) {
+    return t->off[id + 1] - t->off[id] - 1;
+}
+
+void *rf_tok_scratch_get(rf_tok_scratch *s, int slot, size_t bytes) {
+    if (bytes <= s->cap[slot] && s->buf[slot]) return s->buf[slot];
+    size_t want = s->cap[slot] ? s->cap[slot] : 256;
+    while (want < bytes) {
+        if (want > SIZE_MAX / 2) {
+            want = bytes;
+            break;
+        }
+        want *= 2;
+    }
+    void *p = malloc(want);
+    if (!p) return NULL;
+    free(s->buf[slot]);
+    s->buf[slot] = p;
+    s->cap[slot] = want;
+    return p;
+}
+
+static void scratch_free(rf_tok_scratch *s) {
+    for (int i = 0; i < RF_TOK_SCRATCH_SLOTS; i++) free(s->buf[i]);
+}
+
+/* ---- accessors ------------------------------------------------------------------------- */
+
+int32_t rf_tok_lookup(const rf_tokenizer *t, const char *text, size_t len) {
+    uint64_t i = hash_bytes(text, len) & t->hash_mask;
+    for (;;) {
+        int32_t id = t->hash[i];
+        if (id < 0) return -1;
+        if (tok_len(t, id) == len && memcmp(t->pool + t->off[id], text, len) == 0) return id;
+        i = (i + 1) & t->hash_mask;
+    }
+}
+
+float rf_tok_score(const rf_tokenizer *t, int32_t id) {
+    return t->scores[id];
+}
+uint32_t rf_tok_attr(const rf_tokenizer *t, int32_t id) {
+    return t->attr[id];
+}
+int32_t rf_tok_byte_id(const rf_tokenizer *t, uint8_t byte) {
+    return t->byte_id[byte];
+}
+bool rf_tok_add_space_prefix(const rf_tokenizer *t) {
+    return t->add_space_prefix;
+}
+
+const char *rf_tok_text(const rf_tokenizer *t, int32_t id, uint32_t *len) {
+    if (len) *len = (uint32_t)tok_len(t, id);
+    return t->pool + t->off[id];
+}
+
+int32_t rf_tokenizer_n_vocab(const rf_tokenizer *t) {
+    return t->n_vocab;
+}
+rf_special_tokens rf_tokenizer_special(const rf_tokenizer *t) {
+    return t->special;
+}
+
+rf_token_type rf_tokenizer_token_type(const rf_tokenizer *t, int32_t id) {
+    if (id < 0 || id >= t->n_vocab) return RF_TOKEN_UNDEFINED;
+    return (rf_token_type)t->types[id];
+}
+
+const char *rf_tokenizer_token_text(const rf_tokenizer *t, int32_t id) {
+    if (id < 0 || id >= t->n_vocab) return NULL;
+    return t->pool + t->off[id];
+}
+
+bool rf_tokenizer_is_eog(const rf_tokenizer *t, int32_t id) {
+    return id >= 0 && id < t->n_vocab && (t->attr[id] & RF_TOKATTR_EOG);
+}
+
+bool rf_tokenizer_add_bos(const rf_tokenizer *t) {
+    return t->add_bos;
+}
+bool rf_tokenizer_add_eos(const rf_tokenizer *t) {
+    return t->add_eos;
+}
+
+/* ---- construction ------------------------------------------------------------------------ */
+
+rf_tokenizer_desc rf_tokenizer_desc_init(void) {
+    rf_tokenizer_desc d;
+    memset(&d, 0, sizeof d);
+    d.bos = d.eos = d.unk = d.pad = d.eot = d.eom = RF_TOK_ID_ABSENT;
+    d.add_bos = d.add_eos = d.add_space_prefix = -1;
+    return d;
+}
+
+void rf_tokenizer_free(rf_tokenizer *t) {
+    if (!t) return;
+    free(t->pool);
+    free(t->off);
+    free(t->scores);
+    free(t->types);
+    free(t->attr);
+    free(t->hash);
+    free(t->trie);
+    free(t->special_lens);
+    free(t);
+}
+
+static bool is_upper_hex(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F');
+}
+static int hex_val(char c) {
+    return c <= '9' ? c - '0' : c - 'A' + 10;
+}
+
+/* Text of a byte token, validated at load: "<0xHH>". */
+static uint8_t byte_token_value(const char *s) {
+    return (uint8_t)(hex_val(s[3]) * 16 + hex_val(s[4]));
+}
+
+static int32_t find_text(const rf_tokenizer *t, const char *s) {
+    return rf_tok_lookup(t, s, strlen(s));
+}
+
+/* Token texts llama.cpp takes as the end-of-turn token when the file names none. */
+static const char *const k_eot_texts[] = {
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<EOT>",
+    "_<EOT>",
+    "[EOT]",
+    "<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>",
+    "<end_of_utterance>",
+};
+
+/* Token texts llama.cpp treats as end of generation (and marks control) wherever present. */
+static const char *const k_eog_texts[] = {
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<|return|>",
+    "<|call|>",
+    "<|flush|>",
+    "<|calls|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "</s>",
+    "<|eom_id|>",
+    "<EOT>",
+    "_<EOT>",
+    "[EOT]",
+    "[EOS]",
+    "<|end_of_text|>",
+    "<end_of_utterance>",
+    "<eos>",
+    "<turn|>",
+    "<|tool_response>",
+    "<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>",
+    "[e~[",
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static rf_status check_id(const rf_tokenizer_desc *d, const char *key, int64_t v, int64_t dflt,
+                          uint64_t n, int32_t *out, rf_error *err) {
+    if (v == RF_TOK_ID_ABSENT) {
+        *out = (dflt >= 0 && (uint64_t)dflt < n) ? (int32_t)dflt : -1;
+        return RF_OK;
+    }
+    if (v < 0 || (uint64_t)v >= n)
+        return rf_error_set(
+            err, RF_ERR_MODEL, "%s: key '%s' = %lld is out of range (vocabulary of %llu tokens)",
+            d->name ? d->name : "tokenizer", key, (long long)v, (unsigned long long)n);
+    *out = (int32_t)v;
+    return RF_OK;
+}
+
+static rf_status build_hash(rf_tokenizer *t, const char *name, rf_error *err) {
+    uint64_t slots = 1;
+    while (slots < 2 * (uint64_t)t->n_vocab) slots *= 2;
+    t->hash = malloc(slots * sizeof *t->hash);
+    if (!t->hash) return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (hash table)");
+    memset(t->hash, 0xff, slots * sizeof *t->hash);
+    t->hash_mask = slots - 1;
+    for (int32_t id = 0; id < t->n_vocab; id++) {
+        const char *s = t->pool + t->off[id];
+        size_t n = tok_len(t, id);
+        uint64_t i = hash_bytes(s, n) & t->hash_mask;
+        while (t->hash[i] >= 0) {
+            int32_t o = t->hash[i];
+            if (tok_len(t, o) == n && memcmp(t->pool + t->off[o], s, n) == 0)
+                return rf_error_set(err, RF_ERR_MODEL,
+                                    "%s: key 'tokenizer.ggml.tokens': tokens %d and %d have the "
+                                    "same text '%.*s'",
+                                    name, o, id, (int)(n > 64 ? 64 : n), s);
+            i = (i + 1) & t->hash_mask;
+        }
+        t->hash[i] = id;
+    }
+    return RF_OK;
+}
+
+static rf_status build_trie(rf_tokenizer *t, rf_error *err) {
+    size_t cap = 1024;
+    t->trie = malloc(cap * sizeof *t->trie);
+    if (!t->trie) return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (trie)");
+    t->trie[0] = (struct trie_node){-1, -1, -1, 0};
+    t->n_trie = 1;
+    for (int i = 0; i < 256; i++) t->root_child[i] = -1;
+    bool seen_len[64] = {false};
+    uint32_t max_len = 0;
+    int32_t n_long = 0; /* specials of 64 bytes or more: their lengths are collected below */
+
+    for (int32_t id = 0; id < t->n_vocab; id++) {
+        if (!(t->attr[id] & (RF_TOKATTR_CONTROL | RF_TOKATTR_USER_DEFINED | RF_TOKATTR_UNKNOWN)))
+            continue;
+        const uint8_t *s = (const uint8_t *)t->pool + t->off[id];
+        size_t n = tok_len(t, id);
+        if (n == 0) continue;
+        if (n < 64)
+            seen_len[n] = true;
+        else
+            n_long++;
+        if (n > max_len) max_len = (uint32_t)n;
+        int32_t node = 0;
+        for (size_t k = 0; k < n; k++) {
+            int32_t c = node == 0 ? t->root_child[s[k]] : t->trie[node].child;
+            if (node != 0)
+                while (c >= 0 && t->trie[c].byte != s[k]) c = t->trie[c].sibling;
+            if (c < 0) {
+                if ((size_t)t->n_trie == cap) {
+                    if (cap > (size_t)INT32_MAX / 2)
+                        return rf_error_set(err, RF_ERR_MODEL,
+                                            "tokenizer: too many special tokens");
+                    void *p = realloc(t->trie, 2 * cap * sizeof *t->trie);
+                    if (!p)
+                        return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (trie)");
+                    t->trie = p;
+                    cap *= 2;
+                }
+                c = t->n_trie++;
+                t->trie[c] = (struct trie_node){-1, -1, -1, s[k]};
+                if (node == 0) {
+                    t->root_child[s[k]] = c;
+                } else {
+                    t->trie[c].sibling = t->trie[node].child;
+                    t->trie[node].child = c;
+                }
+            }
+            node = c;
+        }
+        if (t->trie[node].id < 0) t->trie[node].id = id;
+    }
+
+    /* Distinct lengths, longest first. */
+    size_t n_lens = 0;
+    for (int i = 0; i < 64; i++) n_lens += seen_len[i];
+    t->special_lens = malloc((n_lens + (size_t)n_long + 1) * sizeof *t->special_lens);
+    if (!t->special_lens) return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory");
+    int32_t k = 0;
+    if (n_long) {
+        /* Rare: collect the long lengths, sort descending, drop duplicates. */
+        for (int32_t id = 0; id < t->n_vocab; id++)
+            if ((t->attr[id] &
+                 (RF_TOKATTR_CONTROL | RF_TOKATTR_USER_DEFINED | RF_TOKATTR_UNKNOWN)) &&
+                tok_len(t, id) >= 64)
+                t->special_lens[k++] = (uint32_t)tok_len(t, id);
+        for (int32_t i = 1; i < k; i++) /* insertion sort, descending */
+            for (int32_t j = i; j > 0 && t->special_lens[j] > t->special_lens[j - 1]; j--) {
+                uint32_t tmp = t->special_lens[j];
+                t->special_lens[j] = t->special_lens[j - 1];
+                t->special_lens[j - 1] = tmp;
+            }
+        int32_t u = 0;
+        for (int32_t i = 0; i < k; i++)
+            if (u == 0 || t->special_lens[u - 1] != t->special_lens[i])
+                t->special_lens[u++] = t->special_lens[i];
+        k = u;
+    }
+    for (int i = 63; i > 0; i--)
+        if (seen_len[i]) t->special_lens[k++] = (uint32_t)i;
+    t->n_special_lens = k;
+    return RF_OK;
+}
+
+/* End-of-turn / end-of-generation detection, as llama.cpp's loader does it. */
+static void mark_eog(rf_tokenizer *t) {
+    if (t->special.eot < 0) {
+        for (size_t i = 0; i < COUNT(k_eot_texts) && t->special.eot < 0; i++) {
+            int32_t id = find_text(t, k_eot_texts[i]);
+            if (id >= 0) t->special.eot = id;
+        }
+        if (t->special.eot >= 0) t->attr[t->special.eot] |= RF_TOKATTR_CONTROL;
+    }
+    for (size_t i = 0; i < COUNT(k_eog_texts); i++) {
+        int32_t id = find_text(t, k_eog_texts[i]);
+        if (id >= 0) t->attr[id] |= RF_TOKATTR_EOG | RF_TOKATTR_CONTROL;
+    }
+    /* These are always rendered (gpt-oss). */
+    static const char *const k_user[] = {"<|channel|>", "<|message|>", "<|start|>",
+                                         "<|constrain|>"};
+    for (size_t i = 0; i < COUNT(k_user); i++) {
+        int32_t id = find_text(t, k_user[i]);
+        if (id >= 0) t->attr[id] = RF_TOKATTR_USER_DEFINED | (t->attr[id] & RF_TOKATTR_EOG);
+    }
+    if (t->special.eos >= 0) t->attr[t->special.eos] |= RF_TOKATTR_EOG;
+    if (t->special.eot >= 0) t->attr[t->special.eot] |= RF_TOKATTR_EOG;
+    if (t->eom >= 0) t->attr[t->eom] |= RF_TOKATTR_EOG;
+
+    /* "<|end|>" is not an end of generation when "<|return|>"/"<|call|>" (or "<|calls|>" and
+     * "<|flush|>") are there: it becomes user-defined. */
+    int32_t ret = find_text(t, "<|return|>"), call = find_text(t, "<|call|>");
+    int32_t calls = find_text(t, "<|calls|>"), flush = find_text(t, "<|flush|>");
+    int32_t end = find_text(t, "<|end|>");
+    bool has_call = (call >= 0 && (t->attr[call] & RF_TOKATTR_EOG)) ||
+                    (calls >= 0 && (t->attr[calls] & RF_TOKATTR_EOG));
+    bool has_ret = ret >= 0 && (t->attr[ret] & RF_TOKATTR_EOG);
+    bool has_flush = flush >= 0 && (t->attr[flush] & RF_TOKATTR_EOG);
+    if (end >= 0 && (t->attr[end] & RF_TOKATTR_EOG) && has_call && (has_ret || has_flush))
+        t->attr[end] = RF_TOKATTR_USER_DEFINED;
+
+    /* "</s>" is a normal token where "<|tool_response>" or "<|plamo:eos|>" exist. */
+    int32_t s_end = find_text(t, "</s>");
+    int32_t tr = find_text(t, "<|tool_response>"), pe = find_text(t, "<|plamo:eos|>");
+    bool marker =
+        (tr >= 0 && (t->attr[tr] & RF_TOKATTR_EOG)) || (pe >= 0 && (t->attr[pe] & RF_TOKATTR_EOG));
+    if (s_end >= 0 && (t->attr[s_end] & RF_TOKATTR_EOG) && marker)
+        t->attr[s_end] = RF_TOKATTR_NORMAL;
+}
+
+rf_status rf_tokenizer_from_desc(const rf_tokenizer_desc *d, rf_tokenizer **out, rf_error *err) {
+    *out = NULL;
+    const char *name = d->name ? d->name : "tokenizer";
+    if (!d->model)
+        return rf_error_set(err, RF_ERR_MODEL, "%s: missing metadata key 'tokenizer.ggml.model'",
+                            name);
+    const rf_tokenizer_vtable *vt = NULL;
+    for (size_t i = 0; i < COUNT(k_families); i++)
+        if (strcmp(k_families[i]->model, d->model) == 0) vt = k_families[i];
+    if (!vt)
+        return rf_error_set(err, RF_ERR_UNSUPPORTED,
+                            "%s: key 'tokenizer.ggml.model': unsupported tokenizer model '%.64s' "
+                            "(supported: llama)",
+                            name, d->model);
+    const family_defaults *df = NULL;
+    for (size_t i = 0; i < COUNT(k_defaults); i++)
+        if (strcmp(k_defaults[i].model, d->model) == 0) df = &k_defaults[i];
+
+    uint64_t n = d->n_tokens;
+    if (n == 0 || !d->tokens)
+        return rf_error_set(err, RF_ERR_MODEL, "%s: key 'tokenizer.ggml.tokens' is empty", name);
+    if (n > (uint64_t)INT32_MAX - 1)
+        return rf_error_set(err, RF_ERR_MODEL, "%s: key 'tokenizer.ggml.tokens' has %llu tokens",
+                            name, (unsigned long long)n);
+    if (d->scores && d->n_scores != n)
+        return rf_error_set(err, RF_ERR_MODEL,
+                            "%s: key 'tokenizer.ggml.scores' has %llu entries, "
+                            "'tokenizer.ggml.tokens' %llu",
+                            name, (unsigned long long)d->n_scores, (unsigned long long)n);
+    if (d->types && d->n_types != n)
+        return rf_error_set(err, RF_ERR_MODEL,
+                            "%s: key 'tokenizer.ggml.token_type' has %llu entries, "
+                            "'tokenizer.ggml.tokens' %llu",
+                            name, (unsigned long long)d->n_types, (unsigned long long)n);
+
+    rf_tokenizer *t = calloc(1, sizeof *t);
+    if (!t) return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory");
+    t->vt = vt;
+    t->n_vocab = (int32_t)n;
+    rf_status st = RF_OK;
+
+    /* Texts: empty ones become "[EMPTY_<id>]" as in llama.cpp. */
+    size_t pool_size = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t len = d->tokens[i].len;
+        if (len > 0 && !d->tokens[i].ptr) {
+            st = rf_error_set(err, RF_ERR_MODEL, "%s: key 'tokenizer.ggml.tokens'[%llu] is NULL",
+                              name, (unsigned long long)i);
+            goto fail;
+        }
+        if (len > UINT32_MAX) {
+            st =
+                rf_error_set(err, RF_ERR_MODEL, "%s: key 'tokenizer.ggml.tokens'[%llu] is too long",
+                             name, (unsigned long long)i);
+            goto fail;
+        }
+        pool_size += (len ? len : 24) + 1;
+    }
+    t->pool = malloc(pool_size);
+    t->off = malloc((n + 1) * sizeof *t->off);
+    t->scores = malloc(n * sizeof *t->scores);
+    t->types = malloc(n);
+    t->attr = malloc(n);
+    if (!t->pool || !t->off || !t->scores || !t->types || !t->attr) {
+        st = rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (%llu tokens)",
+                          (unsigned long long)n);
+        goto fail;
+    }
+    size_t pos = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        t->off[i] = pos;
+        const rf_str s = d->tokens[i];
+        if (s.len) {
+            memcpy(t->pool + pos, s.ptr, s.len);
+            pos += s.len;
+        } else {
+            pos += (size_t)sprintf(t->pool + pos, "[EMPTY_%llu]", (unsigned long long)i);
+        }
+        t->pool[pos++] = 0;
+    }
+    t->off[n] = pos;
+
+    for (uint64_t i = 0; i < n; i++) {
+        float sc = d->scores ? d->scores[i] : 0.0f;
+        if (isnan(sc)) {
+            st = rf_error_set(err, RF_ERR_MODEL, "%s: key 'tokenizer.ggml.scores'[%llu] is NaN",
+                              name, (unsigned long long)i);
+            goto fail;
+        }
+        t->scores[i] = sc;
+        int32_t ty = d->types ? d->types[i] : RF_TOKEN_NORMAL;
+        static const uint8_t k_attr[7] = {0,
+                                          RF_TOKATTR_NORMAL,
+                                          RF_TOKATTR_UNKNOWN,
+                                          RF_TOKATTR_CONTROL,
+                                          RF_TOKATTR_USER_DEFINED,
+                                          RF_TOKATTR_UNUSED,
+                                          RF_TOKATTR_BYTE};
+        if (ty < 0 || ty > RF_TOKEN_BYTE) ty = RF_TOKEN_UNDEFINED; /* as llama.cpp */
+        t->types[i] = (uint8_t)ty;
+        t->attr[i] = k_attr[ty];
+        if (ty == RF_TOKEN_BYTE) {
+            const char *s = t->pool + t->off[i];
+            if (tok_len(t, (int32_t)i) != 6 || memcmp(s, "<0x", 3) != 0 || !is_upper_hex(s[3]) ||
+                !is_upper_hex(s[4]) || s[5] != '>') {
+                st = rf_error_set(err, RF_ERR_MODEL,
+                                  "%s: key 'tokenizer.ggml.tokens'[%llu] is a byte token "
+                                  "(token_type 6) but its text '%.16s' is not <0xHH>",
+                                  name, (unsigned long long)i, s);
+                goto fail;
+            }
+        }
+    }
+
+    /* Special ids and flags. */
+    int64_t dbos = df ? df->bos : -1, deos = df ? df->eos : -1, dunk = df ? df->unk : -1;
+    if ((st = check_id(d, "tokenizer.ggml.bos_token_id", d->bos, dbos, n, &t->special.bos, err)) ||
+        (st = check_id(d, "tokenizer.ggml.eos_token_id", d->eos, deos, n, &t->special.eos, err)) ||
+        (st = check_id(d, "tokenizer.ggml.unknown_token_id", d->unk, dunk, n, &t->special.unk,
+                       err)) ||
+        (st =
+             check_id(d, "tokenizer.ggml.padding_token_id", d->pad, -1, n, &t->special.pad, err)) ||
+        (st = check_id(d, "tokenizer.ggml.eot_token_id", d->eot, -1, n, &t->special.eot, err)) ||
+        (st = check_id(d, "tokenizer.ggml.eom_token_id", d->eom, -1, n, &t->eom, err)))
+        goto fail;
+    t->add_bos = d->add_bos >= 0 ? d->add_bos != 0 : (df ? df->add_bos : false);
+    t->add_eos = d->add_eos >= 0 ? d->add_eos != 0 : (df ? df->add_eos : false);
+    t->add_space_prefix =
+        d->add_space_prefix >= 0 ? d->add_space_prefix != 0 : (df ? df->add_space_prefix : false);
+    if (t->add_bos && t->special.bos < 0) {
+        st = rf_error_set(err, RF_ERR_MODEL,
+                          "%s: key 'tokenizer.ggml.add_bos_token' is true but the vocabulary has "
+                          "no BOS token",
+                          name);
+        goto fail;
+    }
+    if (t->add_eos && t->special.eos < 0) {
+        st = rf_error_set(err, RF_ERR_MODEL,
+                          "%s: key 'tokenizer.ggml.add_eos_token' is true but the vocabulary has "
+                          "no EOS token",
+                          name);
+        goto fail;
+    }
+
+    if ((st = build_hash(t, name, err))) goto fail;
+    mark_eog(t);
+    t->special.start_of_turn = find_text(t, "<start_of_turn>");
+    if ((st = build_trie(t, err))) goto fail;
+
+    /* Byte fallback: "<0xHH>", else the single byte as a token (llama.cpp's order). */
+    for (int b = 0; b < 256; b++) {
+        char buf[7];
+        snprintf(buf, sizeof buf, "<0x%02X>", b);
+        int32_t id = rf_tok_lookup(t, buf, 6);
+        if (id < 0) {
+            char c = (char)b;
+            id = rf_tok_lookup(t, &c, 1);
+        }
+        t->byte_id[b] = id;
+    }
+    *out = t;
+    return RF_OK;
+
+fail:
+    rf_tokenizer_free(t);
+    return st;
+}
+
+/* Reads a special id key: any integer type; absent -> RF_TOK_ID_ABSENT. */
+static rf_status read_id(const rf_gguf *g, const char *key, int64_t *out, rf_error *err) {
+    *out = RF_TOK_ID_ABSENT;
+    const rf_gguf_kv *kv = rf_gguf_find_kv(g, key);
+    if (!kv) return RF_OK;
+    switch (kv->type) {
+    case RF_GGUF_U8:
+    case RF_GGUF_U16:
+    case RF_GGUF_U32:
+    case RF_GGUF_U64:
+        *out = kv->v.u > (uint64_t)INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)kv->v.u;
+        return RF_OK;
+    case RF_GGUF_I8:
+    case RF_GGUF_I16:
+    case RF_GGUF_I32:
+    case RF_GGUF_I64:
+        *out = kv->v.i == RF_TOK_ID_ABSENT ? -1 : kv->v.i;
+        return RF_OK;
+    default:
+        return rf_error_set(err, RF_ERR_MODEL, "%s: key '%s' must be an integer, found %s",
+                            rf_gguf_name(g), key, rf_gguf_type_name(kv->type));
+    }
+}
+
+static rf_status read_flag(const rf_gguf *g, const char *key, int *out, rf_error *err) {
+    *out = -1;
+    if (!rf_gguf_find_kv(g, key)) return RF_OK;
+    bool v = false;
+    rf_status st = rf_gguf_get_bool(g, key, true, &v, err);
+    if (st) return st;
+    *out = v ? 1 : 0;
+    return RF_OK;
+}
+
+rf_status rf_tokenizer_from_gguf(const rf_gguf *g, rf_tokenizer **out, rf_error *err) {
+    *out = NULL;
+    rf_tokenizer_desc d = rf_tokenizer_desc_init();
+    d.name = rf_gguf_name(g);
+    rf_str model;
+    rf_status st = rf_gguf_get_str(g, "tokenizer.ggml.model", true, &model, err);
+    if (st) return st;
+    char model_buf[65];
+    size_t ml = model.len < 64 ? (size_t)model.len : 64;
+    memcpy(model_buf, model.ptr, ml);
+    model_buf[ml] = 0;
+    if (model.len > 64 || memchr(model_buf, 0, ml)) model_buf[0] = '?';
+    d.model = model_buf;
+
+    const rf_gguf_kv *tokens = NULL, *scores = NULL, *types = NULL;
+    if ((st = rf_gguf_get_arr(g, "tokenizer.ggml.tokens", RF_GGUF_STRING, true, &tokens, err)))
+        return st;
+    d.n_tokens = tokens->v.arr.n;
+    d.tokens = tokens->v.arr.strs;
+
+    /* Scores: f32 (or integers, which llama.cpp also accepts); optional. */
+    scores = rf_gguf_find_kv(g, "tokenizer.ggml.scores");
+    if (scores) {
+        rf_gguf_type et = scores->type == RF_GGUF_ARRAY ? scores->v.arr.type : RF_GGUF_TYPE_COUNT;
+        if (et != RF_GGUF_F32 && et != RF_GGUF_I32)
+            return rf_error_set(err, RF_ERR_MODEL,
+                                "%s: key 'tokenizer.ggml.scores' must be an array of f32", d.name);
+    }
+    if ((st = rf_gguf_get_arr(g, "tokenizer.ggml.token_type", RF_GGUF_I32, false, &types, err)))
+        return st;
+
+    float *sc = NULL;
+    int32_t *ty = NULL;
+    if (scores) {
+        d.n_scores = scores->v.arr.n;
+        sc = malloc((d.n_scores ? d.n_scores : 1) * sizeof *sc);
+        if (!sc) return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory");
+        for (uint64_t i = 0; i < d.n_scores; i++) sc[i] = (float)rf_gguf_arr_float(scores, i);
+        d.scores = sc;
+    }
+    if (types) {
+        d.n_types = types->v.arr.n;
+        ty = malloc((d.n_types ? d.n_types : 1) * sizeof *ty);
+        if (!ty) {
+            free(sc);
+            return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory");
+        }
+        for (uint64_t i = 0; i < d.n_types; i++) {
+            int64_t v = rf_gguf_arr_int(types, i);
+            ty[i] = v < INT32_MIN || v > INT32_MAX ? -1 : (int32_t)v;
+        }
+        d.types = ty;
+    }
+
+    if ((st = read_id(g, "tokenizer.ggml.bos_token_id", &d.bos, err)) ||
+        (st = read_id(g, "tokenizer.ggml.eos_token_id", &d.eos, err)) ||
+        (st = read_id(g, "tokenizer.ggml.unknown_token_id", &d.unk, err)) ||
+        (st = read_id(g, "tokenizer.ggml.padding_token_id", &d.pad, err)) ||
+        (st = read_id(g, "tokenizer.ggml.eot_token_id", &d.eot, err)) ||
+        (st = read_id(g, "tokenizer.ggml.eom_token_id", &d.eom, err)) ||
+        (st = read_flag(g, "tokenizer.ggml.add_bos_token", &d.add_bos, err)) ||
+        (st = read_flag(g, "tokenizer.ggml.add_eos_token", &d.add_eos, err)) ||
+        (st = read_flag(g, "tokenizer.ggml.add_space_prefix", &d.add_space_prefix, err)))
+        goto done;
+    st = rf_tokenizer_from_desc(&d, out, err);
+done:
+    free(sc);
+    free(ty);
+    return st;
+}
+
+/* ---- encoding ---------------------------------------------------------------------------- */
+
+static inline bool special_eligible(const rf_tokenizer *t, int32_t id, bool parse_special) {
+    if (id < 0) return false;
+    if (parse_special) return true; /* the trie holds only control/user-defined/unknown */
+    uint32_t a = t->attr[id];
+    return (a & RF_TOKATTR_USER_DEFINED) && !(a & (RF_TOKATTR_CONTROL | RF_TOKATTR_UNKNOWN));
+}
+
+static inline int32_t trie_step(const rf_tokenizer *t, int32_t node, uint8_t c) {
+    if (node == 0) return t->root_child[c];
+    int32_t k = t->trie[node].child;
+    while (k >= 0 && t->trie[k].byte != c) k = t->trie[k].sibling;
+    return k;
+}
+
+/* The eligible special token whose text is exactly s[0..len), or -1. */
+static int32_t match_exact(const rf_tokenizer *t, const uint8_t *s, size_t len, bool ps) {
+    int32_t node = 0;
+    for (size_t k = 0; k < len; k++) {
+        node = trie_step(t, node, s[k]);
+        if (node < 0) return -1;
+    }
+    int32_t id = t->trie[node].id;
+    return special_eligible(t, id, ps) ? id : -1;
+}
+
+typedef struct region {
+    size_t start;
+    size_t len;
+    int32_t id;
+} region;
+
+typedef struct candidate {
+    size_t pos;
+    size_t max_len; /* longest eligible special token starting at pos */
+} candidate;
+
+/* Grows *p (an array of elem-size items, capacity *cap) to hold need items. */
+static bool grow(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return true;
+    size_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q) return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+/* Finds the special tokens to split out of text, longest first (see the file comment).
+ * On success *regs holds *n_regs non-overlapping regions sorted by start (caller frees). */
+static rf_status find_specials(const rf_tokenizer *t, const uint8_t *s, size_t len,
+                               bool parse_special, region **regs, size_t *n_regs, rf_error *err) {
+    *regs = NULL;
+    *n_regs = 0;
+    candidate *cand = NULL;
+    size_t n_cand = 0, cap_cand = 0, max_all = 0;
+    region *cur = NULL, *add = NULL, *merged = NULL;
+    size_t n_cur = 0, cap_cur = 0, cap_add = 0, cap_merged = 0;
+
+    for (size_t p = 0; p < len; p++) {
+        int32_t node = t->root_child[s[p]];
+        if (node < 0) continue;
+        size_t depth = 1, m = 0;
+        for (;;) {
+            if (special_eligible(t, t->trie[node].id, parse_special)) m = depth;
+            if (p + depth >= len) break;
+            node = trie_step(t, node, s[p + depth]);
+            if (node < 0) break;
+            depth++;
+        }
+        if (!m) continue;
+        if (!grow((void **)&cand, &cap_cand, n_cand + 1, sizeof *cand)) goto nomem;
+        cand[n_cand++] = (candidate){p, m};
+        if (m > max_all) max_all = m;
+    }
+
+    for (int32_t li = 0; li < t->n_special_lens && n_cand; li++) {
+        size_t L = t->special_lens[li];
+        if (L > max_all) continue;
+        size_t n_add = 0, r = 0, last_end = 0;
+        for (size_t ci = 0; ci < n_cand; ci++) {
+            size_t p = cand[ci].pos;
+            if (cand[ci].max_len < L || p < last_end) continue;
+            while (r < n_cur && cur[r].start + cur[r].len <= p) r++;
+            if (r < n_cur && cur[r].start <= p) continue; /* inside a taken region */
+            size_t limit = r < n_cur ? cur[r].start : len;
+            if (p + L > limit) continue;
+            int32_t id = match_exact(t, s + p, L, parse_special);
+            if (id < 0) continue;
+            if (!grow((void **)&add, &cap_add, n_add + 1, sizeof *add)) goto nomem;
+            add[n_add++] = (region){p, L, id};
+            last_end = p + L;
+        }
+        if (!n_add) continue;
+        /* Merge the new regions into the taken ones (both sorted, disjoint). */
+        if (!grow((void **)&merged, &cap_merged, n_cur + n_add, sizeof *merged)) goto nomem;
+        size_t i = 0, j = 0, k = 0;
+        while (i < n_cur || j < n_add) {
+            if (j == n_add || (i < n_cur && cur[i].start < add[j].start))
+                merged[k++] = cur[i++];
+            else
+                merged[k++] = add[j++];
+        }
+        region *tmp = cur;
+        size_t tmp_cap = cap_cur;
+        cur = merged;
+        cap_cur = cap_merged;
+        merged = tmp;
+        cap_merged = tmp_cap;
+        n_cur = k;
+        /* Drop the candidates now inside a taken region: no shorter token can start there. */
+        size_t kept = 0;
+        r = 0;
+        for (size_t ci = 0; ci < n_cand; ci++) {
+            size_t p = cand[ci].pos;
+            while (r < n_cur && cur[r].start + cur[r].len <= p) r++;
+            if (r < n_cur && cur[r].start <= p) continue;
+            cand[kept++] = cand[ci];
+        }
+        n_cand = kept;
+    }
+    free(cand);
+    free(add);
+    free(merged);
+    *regs = cur;
+    *n_regs = n_cur;
+    return RF_OK;
+nomem:
+    free(cand);
+    free(add);
+    free(merged);
+    free(cur);
+    return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (special tokens)");
+}
+
+int64_t rf_tokenizer_encode(const rf_tokenizer *t, const char *text, size_t len, bool add_special,
+                            bool parse_special, int32_t *out, int64_t cap, rf_error *err) {
+    rf_tok_out o = {out, out ? (cap > 0 ? cap : 0) : 0, 0};
+    if (add_special && t->add_bos) rf_tok_out_push(&o, t->special.bos);
+    if (len > 0 && !text) {
+        rf_error_set(err, RF_ERR_ARG, "tokenizer: NULL text of %zu bytes", len);
+        return -1;
+    }
+
+    region *regs = NULL;
+    size_t n_regs = 0;
+    rf_status st = RF_OK;
+    if (len > 0)
+        st = find_specials(t, (const uint8_t *)text, len, parse_special, &regs, &n_regs, err);
+    if (st) return -1;
+
+    rf_tok_scratch scratch;
+    memset(&scratch, 0, sizeof scratch);
+    size_t pos = 0;
+    bool prev_special = true;
+    for (size_t i = 0; i <= n_regs && !st; i++) {
+        size_t end = i < n_regs ? regs[i].start : len;
+        if (end > pos) {
+            st = t->vt->encode_fragment(t, &scratch, text + pos, end - pos, prev_special, &o, err);
+            prev_special = false;
+        }
+        if (i < n_regs) {
+            rf_tok_out_push(&o, regs[i].id);
+            prev_special = true;
+            pos = regs[i].start + regs[i].len;
+        }
+    }
+    scratch_free(&scratch);
+    free(regs);
+    if (st) return -1;
+    if (add_special && t->add_eos) rf_tok_out_push(&o, t->special.eos);
+    return o.n;
+}
+
+/* ---- decoding ---------------------------------------------------------------------------- */
+
+static int32_t copy_out(const char *src, size_t n, char *buf, int32_t cap) {
+    if (cap > 0 && buf) memcpy(buf, src, n < (size_t)cap ? n : (size_t)cap);
+    return (int32_t)n;
+}
+
+int32_t rf_tokenizer_piece(const rf_tokenizer *t, int32_t id, bool special, char *buf,
+                           int32_t cap) {
+    if (id < 0 || id >= t->n_vocab) return -1;
+    uint32_t a = t->attr[id];
+    if (a & (RF_TOKATTR_CONTROL | RF_TOKATTR_UNKNOWN)) {
+        if (!special) return 0;
+        return copy_out(t->pool + t->off[id], tok_len(t, id), buf, cap);
+    }
+    if (a & RF_TOKATTR_USER_DEFINED)
+        return copy_out(t->pool + t->off[id], tok_len(t, id), buf, cap);
+    if (a & RF_TOKATTR_NORMAL) return t->vt->normal_piece(t, id, buf, cap);
+    if (a & RF_TOKATTR_BYTE) {
+        char c = (char)byte_token_value(t->pool + t->off[id]);
+        return copy_out(&c, 1, buf, cap);
+    }
+    return 0; /* unused and undefined tokens decode to nothing */
+}
+
+int64_t rf_tokenizer_decode(const rf_tokenizer *t, const int32_t *ids, int64_t n, bool special,
+                            char *buf, int64_t cap) {
+    int64_t total = 0;
+    if (cap < 0) cap = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t room = cap > 0 ? cap - 1 - total : 0;
+        if (room < 0) room = 0;
+        if (room > INT32_MAX) room = INT32_MAX;
+        int32_t k =
+            rf_tokenizer_piece(t, ids[i], special, room ? buf + total : NULL, (int32_t)room);
+        if (k < 0) {
+            if (cap > 0) buf[0] = 0;
+            return -1;
+        }
+        total += k;
+    }
+    if (cap > 0) buf[total < cap ? total : cap - 1] = 0;
+    return total;
+}

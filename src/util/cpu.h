@@ -1,0 +1,25 @@
+/* cpu.h: facts about the machine the process runs on: instruction-set level (for run-time kernel
+ * dispatch) and the number of physical cores (the default thread count). No state. */
+#ifndef RF_UTIL_CPU_H
+#define RF_UTIL_CPU_H
+
+typedef enum rf_isa {
+    RF_ISA_SCALAR = 0, /* portable C */
+    RF_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C */
+    RF_ISA_AVX512 = 2, /* AVX-512 F/BW/VL (+VNNI when present) on top of AVX2 */
+} rf_isa;
+
+typedef struct rf_cpu_features {
+    int avx2, fma, f16c, avx512f, avx512bw, avx512vl, avx512vnni, avxvnni;
+} rf_cpu_features;
+
+rf_cpu_features rf_cpu_detect(void);
+/* The best level this CPU supports. */
+rf_isa rf_isa_best(void);
+const char *rf_isa_name(rf_isa isa);
+/* Parses "scalar", "avx2", "avx512"; -1 when unknown. */
+int rf_isa_parse(const char *s);
+/* Physical cores available to this process (>= 1). */
+int rf_cpu_physical_cores(void);
+
+#endif

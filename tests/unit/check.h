@@ -1,0 +1,80 @@
+/* check.h: the unit tests' assertion macros. A failed CHECK prints file:line and the expression
+ * and marks the test failed; the test keeps going so one run shows every failure. */
+#ifndef RF_TEST_CHECK_H
+#define RF_TEST_CHECK_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int g_check_failures;
+static int g_check_count;
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        g_check_count++;                                                                           \
+        if (!(cond)) {                                                                             \
+            g_check_failures++;                                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK_MSG(cond, ...)                                                                       \
+    do {                                                                                           \
+        g_check_count++;                                                                           \
+        if (!(cond)) {                                                                             \
+            g_check_failures++;                                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);               \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                                                      \
+    do {                                                                                           \
+        double ca_ = (double)(a), cb_ = (double)(b);                                               \
+        CHECK_MSG(fabs(ca_ - cb_) <= (tol), "%s = %.9g, %s = %.9g, tol %g", #a, ca_, #b, cb_,      \
+                  (double)(tol));                                                                  \
+    } while (0)
+
+/* splitmix64: a small fixed-seed generator, state owned by the caller. */
+static inline uint64_t rng_next(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [-1, 1). */
+static inline float rng_sym(uint64_t *s) {
+    return (float)((double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
+}
+
+/* malloc that aborts the test on failure; never returns NULL. */
+static inline void *xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) abort();
+    return p;
+}
+
+/* Ends main(): prints a one-line summary, returns the process exit status. */
+static inline int check_summary(const char *name) {
+    fprintf(stderr, "%s: %d checks, %d failed\n", name, g_check_count, g_check_failures);
+    return g_check_failures ? 1 : 0;
+}
+
+/* Returns the real-model path for end-to-end tests, or exits 77 (skipped) when it is absent. */
+static inline const char *check_model_or_skip(void) {
+    const char *p = getenv("ROOFLINE_TEST_MODEL");
+    FILE *f = p ? fopen(p, "rb") : NULL;
+    if (!f) {
+        fprintf(stderr, "skipped: model file not found (%s); run scripts/setup.sh\n",
+                p ? p : "ROOFLINE_TEST_MODEL unset");
+        exit(77);
+    }
+    fclose(f);
+    return p;
+}
+
+#endif

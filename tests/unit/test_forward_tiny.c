@@ -1,0 +1,401 @@
+/* test_forward_tiny.c: the gemma3 forward pass on tiny random-weight models written by our GGUF
+ * writer, against a naive double-precision reference written here from the model definition
+ * (docs/gemma3.md): embeddings, RMSNorm, q/k norms, NEOX RoPE with per-layer bases, GQA,
+ * sliding-window vs global layers, GELU-tanh FFN, tied head. Also: the KV ring buffer (window
+ * 4, chunks of 3, 30 positions), batched multi-sequence steps equal to single-sequence ones,
+ * truncation, and rf_decode's argument checks.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model/context.h"
+#include "model/model_int.h"
+#include "tiny_model.h"
+
+/* ---- naive reference ---- */
+
+typedef struct ref {
+    const rf_hparams *hp;
+    const rf_model *m;
+} ref;
+
+/* Dequantized copy of a tensor (rows x cols floats); caller frees. */
+static float *deq(const rf_model *m, const char *name, int64_t *rows, int64_t *cols) {
+    const rf_gguf_tensor *t = rf_gguf_find_tensor(rf_model_gguf(m), name);
+    if (!t) return NULL;
+    int64_t c = (int64_t)t->ne[0], r = (int64_t)(t->nelements / t->ne[0]);
+    float *out = malloc((size_t)(r * c) * sizeof *out);
+    size_t rb = rf_type_row_bytes(t->type, t->ne[0]);
+    for (int64_t i = 0; i < r; i++)
+        rf_ref_dequantize_row((rf_type)t->type, (const uint8_t *)t->data + i * rb, out + i * c, c);
+    if (rows) *rows = r;
+    if (cols) *cols = c;
+    return out;
+}
+
+static float *layer_w(const rf_model *m, int il, const char *name) {
+    char n[64];
+    snprintf(n, sizeof n, "blk.%d.%s.weight", il, name);
+    return deq(m, n, NULL, NULL);
+}
+
+static void rms(const double *x, const float *w, double *y, int n, double eps) {
+    double s = 0;
+    for (int i = 0; i < n; i++) s += x[i] * x[i];
+    double sc = 1.0 / sqrt(s / n + eps);
+    for (int i = 0; i < n; i++) y[i] = x[i] * sc * w[i];
+}
+
+/* y[r] = sum_c W[r][c] x[c] */
+static void mv(const float *W, const double *x, double *y, int rows, int cols) {
+    for (int r = 0; r < rows; r++) {
+        double s = 0;
+        for (int c = 0; c < cols; c++) s += (double)W[(size_t)r * cols + c] * x[c];
+        y[r] = s;
+    }
+}
+
+static void rope(double *x, int pos, double base, int d) {
+    int h = d / 2;
+    for (int i = 0; i < h; i++) {
+        double th = pos * pow(base, -2.0 * i / d);
+        double a = x[i], b = x[i + h];
+        x[i] = a * cos(th) - b * sin(th);
+        x[i + h] = a * sin(th) + b * cos(th);
+    }
+}
+
+/* Logits [n][V] for tokens[0..n) of one sequence, computed from scratch. */
+static double *ref_forward(const rf_model *m, const int32_t *tok, int n) {
+    const rf_hparams *hp = rf_model_hparams(m);
+    const int E = hp->n_embd, F = hp->n_ff, H = hp->n_head, Hk = hp->n_head_kv, D = hp->head_dim_k;
+    const int V = hp->n_vocab;
+    int64_t r, c;
+    float *emb = deq(m, "token_embd.weight", &r, &c);
+    float *onorm = deq(m, "output_norm.weight", NULL, NULL);
+    double *x = calloc((size_t)n * E, sizeof *x), *h = calloc((size_t)E, sizeof *h);
+    double *q = calloc((size_t)n * H * D, sizeof *q), *k = calloc((size_t)n * Hk * D, sizeof *k);
+    double *v = calloc((size_t)n * Hk * D, sizeof *v), *att = calloc((size_t)H * D, sizeof *att);
+    double *o = calloc((size_t)E, sizeof *o), *g = calloc((size_t)F, sizeof *g);
+    double *u = calloc((size_t)F, sizeof *u), *sc = calloc((size_t)n, sizeof *sc);
+    double *logits = calloc((size_t)n * V, sizeof *logits);
+    for (int t = 0; t < n; t++)
+        for (int i = 0; i < E; i++) x[t * E + i] = emb[(size_t)tok[t] * E + i] * sqrt((double)E);
+    for (int il = 0; il < hp->n_layer; il++) {
+        float *an = layer_w(m, il, "attn_norm"), *wq = layer_w(m, il, "attn_q"),
+              *wk = layer_w(m, il, "attn_k"), *wv = layer_w(m, il, "attn_v"),
+              *qn = layer_w(m, il, "attn_q_norm"), *kn = layer_w(m, il, "attn_k_norm"),
+              *wo = layer_w(m, il, "attn_output"), *pan = layer_w(m, il, "post_attention_norm"),
+              *fn = layer_w(m, il, "ffn_norm"), *wg = layer_w(m, il, "ffn_gate"),
+              *wu = layer_w(m, il, "ffn_up"), *wd = layer_w(m, il, "ffn_down"),
+              *pfn = layer_w(m, il, "post_ffw_norm");
+        const int swa = il % 3 < 2; /* tiny_model writes sliding_window_pattern 3 */
+        const double base = swa ? 10000.0 : 1e6;
+        for (int t = 0; t < n; t++) {
+            rms(x + t * E, an, h, E, hp->rms_eps);
+            mv(wq, h, q + t * H * D, H * D, E);
+            mv(wk, h, k + t * Hk * D, Hk * D, E);
+            mv(wv, h, v + t * Hk * D, Hk * D, E);
+            for (int j = 0; j < H; j++) {
+                rms(q + (t * H + j) * D, qn, q + (t * H + j) * D, D, hp->rms_eps);
+                rope(q + (t * H + j) * D, t, base, D);
+            }
+            for (int j = 0; j < Hk; j++) {
+                rms(k + (t * Hk + j) * D, kn, k + (t * Hk + j) * D, D, hp->rms_eps);
+                rope(k + (t * Hk + j) * D, t, base, D);
+            }
+        }
+        for (int t = 0; t < n; t++) {
+            for (int j = 0; j < H; j++) {
+                int jk = j / (H / Hk);
+                int lo = swa && t >= hp->sliding_window ? t - hp->sliding_window + 1 : 0;
+                double mx = -1e300, sum = 0;
+                for (int p = lo; p <= t; p++) {
+                    double s = 0;
+                    for (int i = 0; i < D; i++)
+                        s += q[(t * H + j) * D + i] * k[(p * Hk + jk) * D + i] / sqrt((double)D);
+                    sc[p] = s;
+                    if (s > mx) mx = s;
+                }
+                for (int p = lo; p <= t; p++) sum += (sc[p] = exp(sc[p] - mx));
+                for (int i = 0; i < D; i++) {
+                    double a = 0;
+                    for (int p = lo; p <= t; p++) a += sc[p] / sum * v[(p * Hk + jk) * D + i];
+                    att[j * D + i] = a;
+                }
+            }
+            mv(wo, att, o, E, H * D);
+            rms(o, pan, o, E, hp->rms_eps);
+            for (int i = 0; i < E; i++) x[t * E + i] += o[i];
+            rms(x + t * E, fn, h, E, hp->rms_eps);
+            mv(wg, h, g, F, E);
+            mv(wu, h, u, F, E);
+            for (int i = 0; i < F; i++)
+                g[i] = 0.5 * g[i] *
+                       (1 + tanh(0.7978845608028654 * g[i] * (1 + 0.044715 * g[i] * g[i]))) * u[i];
+            mv(wd, g, o, E, F);
+            rms(o, pfn, o, E, hp->rms_eps);
+            for (int i = 0; i < E; i++) x[t * E + i] += o[i];
+        }
+        free(an);
+        free(wq);
+        free(wk);
+        free(wv);
+        free(qn);
+        free(kn);
+        free(wo);
+        free(pan);
+        free(fn);
+        free(wg);
+        free(wu);
+        free(wd);
+        free(pfn);
+    }
+    for (int t = 0; t < n; t++) {
+        rms(x + t * E, onorm, h, E, hp->rms_eps);
+        mv(emb, h, logits + (size_t)t * V, V, E);
+    }
+    free(emb);
+    free(onorm);
+    free(x);
+    free(h);
+    free(q);
+    free(k);
+    free(v);
+    free(att);
+    free(o);
+    free(g);
+    free(u);
+    free(sc);
+    return logits;
+}
+
+/* ---- engine helpers ---- */
+
+static rf_model *load_tiny(const tiny_spec *s, void **buf) {
+    *buf = NULL;
+    rf_error err = {0};
+    /* rf_model_load wants a path: write a temp file */
+    const char *path = tiny_write_file(s, "fwd");
+    rf_model *m = NULL;
+    if (!path || rf_model_load(path, &m, &err)) {
+        fprintf(stderr, "load tiny: %s\n", err.msg);
+        m = NULL;
+    }
+    if (path) remove(path); /* the mapping stays valid */
+    return m;
+}
+
+static rf_context *ctx_new(const rf_model *m, int n_ctx, int n_batch, int n_seq) {
+    rf_context_params cp = rf_context_default_params();
+    cp.n_ctx = n_ctx;
+    cp.n_batch = n_batch;
+    cp.n_seq = n_seq;
+    cp.n_threads = 2;
+    const char *k = getenv("ROOFLINE_TEST_KERNELS");
+    if (k && *k) cp.isa = rf_isa_parse(k);
+    rf_context *c = NULL;
+    rf_error err = {0};
+    if (rf_context_new(m, &cp, &c, &err)) fprintf(stderr, "context: %s\n", err.msg);
+    return c;
+}
+
+/* Feeds tok[0..n) to sequence 0 in chunks of `chunk`, storing every position's logits. */
+static float *run_chunks(rf_context *c, const int32_t *tok, int n, int chunk, int V) {
+    float *out = malloc((size_t)n * V * sizeof *out);
+    int32_t pos[64], seq[64] = {0};
+    int8_t lg[64];
+    rf_error err = {0};
+    for (int i0 = 0; i0 < n; i0 += chunk) {
+        int len = n - i0 < chunk ? n - i0 : chunk;
+        for (int j = 0; j < len; j++) {
+            pos[j] = i0 + j;
+            lg[j] = 1;
+        }
+        rf_batch b = {len, tok + i0, pos, seq, lg};
+        CHECK_MSG(rf_decode(c, &b, &err) == RF_OK, "%s", err.msg);
+        for (int j = 0; j < len; j++)
+            memcpy(out + (size_t)(i0 + j) * V, rf_context_logits(c, j), (size_t)V * sizeof *out);
+    }
+    return out;
+}
+
+/* max |a - b| / (1 + max |b|) over n values */
+static double rel_err(const float *a, const double *b, size_t n) {
+    double md = 0, mb = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs(a[i] - b[i]);
+        if (d > md) md = d;
+        if (fabs(b[i]) > mb) mb = fabs(b[i]);
+    }
+    return md / (1 + mb);
+}
+
+static void test_against_reference(rf_type wtype, int E, int F, int D, double tol) {
+    tiny_spec s = tiny_default();
+    s.wtype = wtype;
+    s.n_embd = E;
+    s.n_ff = F;
+    s.head_dim = D;
+    void *buf = NULL;
+    rf_model *m = load_tiny(&s, &buf);
+    CHECK(m != NULL);
+    if (!m) return;
+    const int V = rf_model_hparams(m)->n_vocab, n = 30;
+    int32_t tok[30];
+    uint64_t st = 7;
+    for (int i = 0; i < n; i++) tok[i] = (int32_t)(rng_next(&st) % (uint64_t)V);
+    double *want = ref_forward(m, tok, n);
+    /* one batch; chunks of 3 through the ring (window 4 + batch 3 = 7 slots); one at a time */
+    const int chunks[] = {30, 3, 1};
+    for (int i = 0; i < 3; i++) {
+        rf_context *c = ctx_new(m, 40, chunks[i] < 30 ? chunks[i] : 32, 1);
+        CHECK(c != NULL);
+        if (!c) continue;
+        if (chunks[i] == 3) CHECK(c->kv.cap[0] == 7 && c->kv.cap[2] == 40);
+        float *got = run_chunks(c, tok, n, chunks[i], V);
+        double e = rel_err(got, want, (size_t)n * V);
+        fprintf(stderr, "  %s E=%d chunk %2d: max rel error vs reference %.2e (tol %.0e)\n",
+                rf_type_get(wtype)->name, E, chunks[i], e, tol);
+        CHECK_MSG(e <= tol, "%s chunk %d: error %.3e > %.1e", rf_type_get(wtype)->name, chunks[i],
+                  e, tol);
+        free(got);
+        rf_context_free(c);
+    }
+    free(want);
+    rf_model_free(m);
+    free(buf);
+}
+
+/* B sequences at different positions in one batch give exactly the logits they give alone. */
+static void test_batched_equals_single(void) {
+    tiny_spec s = tiny_default();
+    s.wtype = RF_TYPE_Q8_0;
+    void *buf = NULL;
+    rf_model *m = load_tiny(&s, &buf);
+    CHECK(m != NULL);
+    if (!m) return;
+    const int V = rf_model_hparams(m)->n_vocab;
+    enum { B = 3, N = 12 };
+    int32_t tok[B][N];
+    uint64_t st = 11;
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < N; i++) tok[b][i] = (int32_t)(rng_next(&st) % (uint64_t)V);
+    /* alone */
+    float *alone[B];
+    for (int b = 0; b < B; b++) {
+        rf_context *c = ctx_new(m, 32, 8, 1);
+        alone[b] = run_chunks(c, tok[b], N, 1, V);
+        rf_context_free(c);
+    }
+    /* together: sequence b starts b steps late, so every step mixes positions */
+    rf_context *c = ctx_new(m, 32, 8, B);
+    int done[B] = {0};
+    rf_error err = {0};
+    int exact = 1;
+    for (int step = 0; step < N + B; step++) {
+        int32_t bt[B], bp[B], bs[B];
+        int8_t bl[B];
+        int n = 0;
+        for (int b = 0; b < B; b++) {
+            if (step < b || done[b] >= N) continue;
+            bt[n] = tok[b][done[b]];
+            bp[n] = done[b];
+            bs[n] = b;
+            bl[n] = 1;
+            n++;
+        }
+        if (!n) continue;
+        rf_batch batch = {n, bt, bp, bs, bl};
+        CHECK_MSG(rf_decode(c, &batch, &err) == RF_OK, "%s", err.msg);
+        for (int i = 0; i < n; i++) {
+            int b = bs[i];
+            exact &= memcmp(rf_context_logits(c, i), alone[b] + (size_t)done[b] * V,
+                            (size_t)V * sizeof(float)) == 0;
+            done[b]++;
+        }
+    }
+    CHECK_MSG(exact, "batched logits differ from single-sequence logits");
+    for (int b = 0; b < B; b++) free(alone[b]);
+    rf_context_free(c);
+    rf_model_free(m);
+    free(buf);
+}
+
+static void test_decode_checks_and_truncate(void) {
+    tiny_spec s = tiny_default();
+    void *buf = NULL;
+    rf_model *m = load_tiny(&s, &buf);
+    CHECK(m != NULL);
+    if (!m) return;
+    const int V = rf_model_hparams(m)->n_vocab;
+    rf_context *c = ctx_new(m, 16, 4, 2);
+    rf_error err = {0};
+    int32_t tok[4] = {2, 10, 20, 30}, pos[4] = {0, 1, 2, 3}, seq[4] = {0, 0, 0, 0};
+    int8_t lg[4] = {0, 0, 0, 1};
+    rf_batch b = {4, tok, pos, seq, lg};
+    CHECK(rf_decode(c, &b, &err) == RF_OK);
+    float *l4 = malloc((size_t)V * sizeof *l4);
+    memcpy(l4, rf_context_logits(c, 0), (size_t)V * sizeof *l4);
+    CHECK(rf_context_n_outputs(c) == 1 && rf_context_logits(c, 1) == NULL);
+
+    /* bad batches change nothing */
+    int32_t bt = V, bp = 4, bs = 0;
+    int8_t one = 1;
+    rf_batch bad = {1, &bt, &bp, &bs, &one};
+    CHECK(rf_decode(c, &bad, &err) == RF_ERR_ARG && strstr(err.msg, "id"));
+    bt = 5;
+    bp = 7;
+    CHECK(rf_decode(c, &bad, &err) == RF_ERR_ARG && strstr(err.msg, "position"));
+    bp = 4;
+    bs = 2;
+    CHECK(rf_decode(c, &bad, &err) == RF_ERR_ARG && strstr(err.msg, "sequence"));
+    bs = 0;
+    rf_batch big = {5, tok, pos, seq, lg};
+    CHECK(rf_decode(c, &big, &err) == RF_ERR_ARG);
+    CHECK(rf_context_seq_len(c, 0) == 4);
+
+    /* context overflow on sequence 1 */
+    int32_t p15[4] = {0, 1, 2, 3}, s1[4] = {1, 1, 1, 1};
+    rf_batch b1 = {4, tok, p15, s1, lg};
+    for (int k = 0; k < 4; k++) {
+        for (int j = 0; j < 4; j++) p15[j] = 4 * k + j;
+        CHECK(rf_decode(c, &b1, &err) == RF_OK);
+    }
+    int32_t p16 = 16, t1 = 3, q1 = 1;
+    rf_batch over = {1, &t1, &p16, &q1, &one};
+    CHECK(rf_decode(c, &over, &err) == RF_ERR_CONTEXT && strstr(err.msg, "context"));
+
+    /* truncate sequence 0 to 3 positions and redo position 3: same logits */
+    CHECK(rf_context_seq_truncate(c, 0, 3, &err) == RF_OK);
+    int32_t t3 = 30, p3 = 3, s0 = 0;
+    rf_batch redo = {1, &t3, &p3, &s0, &one};
+    CHECK(rf_decode(c, &redo, &err) == RF_OK);
+    CHECK(memcmp(rf_context_logits(c, 0), l4, (size_t)V * sizeof *l4) == 0);
+    CHECK(rf_context_seq_truncate(c, 0, 9, &err) == RF_ERR_ARG);
+    /* sequence 1 holds 16 positions; its ring (window 4 + batch 4 = 8 slots) no longer holds
+     * what position 2 would need */
+    CHECK(rf_context_seq_truncate(c, 1, 2, &err) == RF_ERR_ARG && strstr(err.msg, "window"));
+    CHECK(rf_context_seq_truncate(c, 1, 12, &err) == RF_OK);
+    free(l4);
+    rf_context_free(c);
+    rf_model_free(m);
+    free(buf);
+}
+
+int main(void) {
+    /* Tolerances: ~3x the error seen (f16 KV cache, GELU through f16, and for the quantized
+     * types 8-bit activations make the difference from the double-precision reference). */
+    test_against_reference(RF_TYPE_F32, 64, 96, 32, 1e-3);
+    test_against_reference(RF_TYPE_F16, 64, 96, 32, 1.5e-3);
+    test_against_reference(RF_TYPE_BF16, 64, 96, 32, 8e-3);
+    test_against_reference(RF_TYPE_Q8_0, 64, 96, 32, 2e-2);
+    test_against_reference(RF_TYPE_Q5_0, 64, 96, 32, 2e-2);
+    test_against_reference(RF_TYPE_Q4_K, 256, 256, 128, 1e-2);
+    test_against_reference(RF_TYPE_Q6_K, 256, 256, 128, 1e-2);
+    test_batched_equals_single();
+    test_decode_checks_and_truncate();
+    return check_summary("test_forward_tiny");
+}

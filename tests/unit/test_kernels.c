@@ -1,0 +1,397 @@
+/* test_kernels.c: the SIMD kernel tables (kernels_avx2.c, kernels_avx512.c) against the scalar
+ * reference table.
+ *
+ * For every table this CPU can run (avx2, avx512 without VNNI, avx512 with VNNI; a table the CPU
+ * lacks is reported as skipped, and the lower ones are forced on a higher CPU so every path this
+ * machine can execute is checked):
+ *  1. quantize_act, byte for byte against rf_ref_quantize_row, for Q8_0, Q8_1, Q8_K, F16, BF16
+ *     and F32 on random rows, wide dynamic ranges, exact rounding ties, zero blocks, equal |x|
+ *     with both signs (Q8_K's first-wins rule), constant blocks, subnormals, inf and NaN.
+ *  2. dot_rows for every computable weight type, against the scalar table row by row:
+ *     rows of 1, 2, 3, 4, 7, 8 and 20 blocks (float types: 1..2048 values, tails included),
+ *     n_rows 1..37, two row strides, and weight rows that are random bit patterns (with sane
+ *     fp16 scales), quantized random floats, zero scales, max/min quants, negative scales and
+ *     constant rows. Tolerance: |fast - ref| <= 1e-5 * sum_i |w_i * a_i| (integer parts are exact;
+ *     only float accumulation order differs). The max relative error seen is printed per type
+ *     and table.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "kernels/kernels.h"
+#include "kernels/quant.h"
+#include "kernels/types.h"
+#include "util/cpu.h"
+#include "util/half.h"
+
+#define DOT_TOL  1e-5 /* relative to sum |w_i * a_i| */
+#define MAX_ROWS 37
+
+/* ------------------------------------------------------------------------------------------ */
+/* Helpers                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+static size_t row_bytes(rf_type t, int64_t n) {
+    return rf_type_row_bytes((uint32_t)t, (uint64_t)n);
+}
+
+typedef struct table {
+    const char *name;
+    const rf_kernels *k;
+} table;
+
+/* ------------------------------------------------------------------------------------------ */
+/* 1. quantize_act                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+enum { QX_RANDOM, QX_WIDE, QX_TIES, QX_ZERO, QX_EQUAL_ABS, QX_CONST, QX_SPECIAL, QX_COUNT };
+
+/* Fills x[0..n) with pattern `mode` (block = 32 or 256: the activation's block, 1 for floats). */
+static void fill_act_input(int mode, float *x, int64_t n, int64_t block, uint64_t *s) {
+    for (int64_t i = 0; i < n; i++) x[i] = rng_sym(s);
+    switch (mode) {
+    case QX_RANDOM:
+        break;
+    case QX_WIDE: /* magnitudes 2^-40 .. 2^40, per element */
+        for (int64_t i = 0; i < n; i++) x[i] *= (float)ldexp(1.0, (int)(rng_next(s) % 81) - 40);
+        break;
+    case QX_TIES: /* amax 127 per block -> multipliers exactly +-1: every x.5 is a tie */
+        for (int64_t i = 0; i < n; i++) x[i] = (float)((int)(rng_next(s) % 253) - 126) + 0.5f;
+        for (int64_t b = 0; b + block <= n && block > 1; b += block)
+            x[b + (int64_t)(rng_next(s) % (uint64_t)block)] = (rng_next(s) & 1) ? 127.0f : -127.0f;
+        break;
+    case QX_ZERO: /* every other block zero, one block of -0.0 */
+        for (int64_t b = 0; b < n; b += 2 * block)
+            for (int64_t i = b; i < b + block && i < n; i++)
+                x[i] = (b / (2 * block)) % 2 ? -0.0f : 0.0f;
+        break;
+    case QX_EQUAL_ABS: /* the largest |x| twice with both signs, in random order */
+        for (int64_t b = 0; b + block <= n && block > 1; b += block) {
+            const int64_t i = b + (int64_t)(rng_next(s) % (uint64_t)block);
+            int64_t j = b + (int64_t)(rng_next(s) % (uint64_t)block);
+            if (j == i) j = b + (i - b + 1) % block;
+            const float m = 2.0f + rng_sym(s);
+            x[i] = (rng_next(s) & 1) ? m : -m;
+            x[j] = -x[i];
+        }
+        break;
+    case QX_CONST:
+        for (int64_t i = 0; i < n; i++) x[i] = (i / (block > 1 ? block : 16)) % 2 ? -0.37f : 3.0f;
+        break;
+    case QX_SPECIAL: { /* NaN, inf, subnormals, huge values sprinkled; one all-subnormal block */
+        const float sp[] = {NAN,   -NAN,   INFINITY, -INFINITY, 1e-40f, -3e-41f, 1.5e-45f,
+                            3e38f, -3e38f, 65504.0f, 65520.0f,  1e-8f,  6.0e-8f, -0.0f};
+        const int nsp = (int)(sizeof sp / sizeof sp[0]);
+        for (int64_t i = 0; i < n; i++)
+            if (rng_next(s) % 5 == 0) x[i] = sp[rng_next(s) % (uint64_t)nsp];
+        if (n >= 2 * block && block > 1)
+            for (int64_t i = 0; i < block; i++) x[i] = rng_sym(s) * 1e-40f;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void test_quantize_act(const table *tb) {
+    static const rf_type acts[] = {RF_TYPE_Q8_0, RF_TYPE_Q8_1, RF_TYPE_Q8_K,
+                                   RF_TYPE_F16,  RF_TYPE_BF16, RF_TYPE_F32};
+    static const int64_t n32[] = {32, 96, 640, 2048};
+    static const int64_t nk[] = {256, 1024, 2048};
+    static const int64_t nf[] = {1, 3, 7, 8, 15, 16, 17, 31, 33, 640, 2048};
+    uint64_t seed = 12345;
+    for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
+        const rf_type t = acts[ai];
+        const int64_t block = rf_type_get((uint32_t)t)->block;
+        const int64_t *ns = block == 32 ? n32 : block == 256 ? nk : nf;
+        const size_t nn = block == 32    ? sizeof n32 / sizeof n32[0]
+                          : block == 256 ? sizeof nk / sizeof nk[0]
+                                         : sizeof nf / sizeof nf[0];
+        int rows = 0, bad = 0;
+        for (size_t ni = 0; ni < nn; ni++) {
+            const int64_t n = ns[ni];
+            const size_t bytes = row_bytes(t, n);
+            float *x = xmalloc((size_t)n * sizeof *x);
+            uint8_t *ref = xmalloc(bytes), *got = xmalloc(bytes);
+            for (int mode = 0; mode < QX_COUNT; mode++) {
+                for (int rep = 0; rep < 4; rep++) {
+                    fill_act_input(mode, x, n, block, &seed);
+                    memset(ref, 0xA5, bytes);
+                    memset(got, 0x5A, bytes);
+                    rf_ref_quantize_row(t, x, ref, n);
+                    tb->k->quantize_act(t, x, got, n);
+                    rows++;
+                    if (memcmp(ref, got, bytes) != 0) {
+                        size_t at = 0;
+                        while (ref[at] == got[at]) at++;
+                        if (bad++ < 5)
+                            fprintf(stderr,
+                                    "  %s quantize_act %s n=%lld mode %d: byte %zu: ref %02x got "
+                                    "%02x\n",
+                                    tb->name, rf_type_get((uint32_t)t)->name, (long long)n, mode,
+                                    at, ref[at], got[at]);
+                    }
+                }
+            }
+            free(x);
+            free(ref);
+            free(got);
+        }
+        CHECK_MSG(bad == 0, "%s quantize_act %s: %d of %d rows differ", tb->name,
+                  rf_type_get((uint32_t)t)->name, bad, rows);
+        printf("  %-10s quantize_act %-5s %4d rows, %s\n", tb->name, rf_type_get((uint32_t)t)->name,
+               rows, bad ? "MISMATCH" : "byte-exact");
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* 2. dot_rows                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+enum {
+    W_RANDOM_BITS,
+    W_QUANTIZED,
+    W_ZERO_SCALE,
+    W_MAX_QUANTS,
+    W_MIN_QUANTS,
+    W_NEG_SCALE,
+    W_CONST,
+    W_COUNT
+};
+static const char *const w_mode_names[W_COUNT] = {
+    "random-bits", "quantized", "zero-scale", "max-quants", "min-quants", "neg-scale", "constant"};
+
+/* Offsets of the fp16 scale fields in a block of t; returns their count. */
+static int scale_fields(rf_type t, int off[2]) {
+    switch (t) {
+    case RF_TYPE_Q4_1:
+    case RF_TYPE_Q5_1:
+    case RF_TYPE_Q4_K:
+    case RF_TYPE_Q5_K:
+        off[0] = 0;
+        off[1] = 2;
+        return 2;
+    case RF_TYPE_Q6_K:
+        off[0] = 208;
+        return 1;
+    default:
+        off[0] = 0;
+        return 1;
+    }
+}
+
+static int is_float_type(rf_type t) {
+    return t == RF_TYPE_F32 || t == RF_TYPE_F16 || t == RF_TYPE_BF16;
+}
+
+/* A sane random fp16 scale: sign random (or forced negative), magnitude 2^-8 .. 2^0. */
+static uint16_t rand_scale(uint64_t *s, int negative) {
+    float v = (float)ldexp(1.0 + 0.5 * rng_sym(s), -(int)(rng_next(s) % 9));
+    if (negative || (rng_next(s) & 1)) v = -v;
+    return rf_f32_to_f16(v);
+}
+
+/* One weight row of type t, n values, in pattern `mode`. */
+static void fill_weight_row(rf_type t, int mode, int64_t n, uint8_t *row, uint64_t *s) {
+    const size_t bytes = row_bytes(t, n);
+    if (is_float_type(t)) {
+        for (int64_t i = 0; i < n; i++) {
+            float v = rng_sym(s);
+            if (mode == W_ZERO_SCALE) v = 0.0f;
+            if (mode == W_MAX_QUANTS)
+                v = (i % 2 ? -1.0f : 1.0f) * (t == RF_TYPE_F16 ? 65504.0f : 1e18f);
+            if (mode == W_MIN_QUANTS) v = (i % 2 ? -1.0f : 1.0f) * 6.0e-8f;
+            if (mode == W_NEG_SCALE) v = -fabsf(v);
+            if (mode == W_CONST) v = 0.75f;
+            if (mode == W_RANDOM_BITS) v *= (float)ldexp(1.0, (int)(rng_next(s) % 21) - 10);
+            if (t == RF_TYPE_F32)
+                memcpy(row + 4 * i, &v, 4);
+            else {
+                const uint16_t h = t == RF_TYPE_F16 ? rf_f32_to_f16(v) : rf_f32_to_bf16(v);
+                memcpy(row + 2 * i, &h, 2);
+            }
+        }
+        return;
+    }
+    const int64_t block = rf_type_get((uint32_t)t)->block;
+    const size_t bs = rf_type_get((uint32_t)t)->bytes;
+    const int64_t nb = n / block;
+    if (mode == W_QUANTIZED || mode == W_CONST) {
+        float *x = xmalloc((size_t)n * sizeof *x);
+        for (int64_t i = 0; i < n; i++) x[i] = mode == W_CONST ? -0.3f : rng_sym(s) * 2.0f;
+        rf_ref_quantize_row(t, x, row, n);
+        free(x);
+        return;
+    }
+    for (size_t i = 0; i < bytes; i++) row[i] = (uint8_t)rng_next(s);
+    if (mode == W_MAX_QUANTS) memset(row, 0xFF, bytes);
+    if (mode == W_MIN_QUANTS) memset(row, 0x00, bytes);
+    for (int64_t b = 0; b < nb; b++) {
+        uint8_t *blk = row + (size_t)b * bs;
+        if (t == RF_TYPE_Q8_0 && mode == W_MAX_QUANTS)
+            for (int j = 0; j < 32; j++) blk[2 + j] = j % 2 ? 0x80 : 0x7F; /* -128, 127 */
+        if (t == RF_TYPE_Q8_0 && mode == W_MIN_QUANTS) memset(blk + 2, 0x80, 32);
+        if (t == RF_TYPE_Q6_K && (mode == W_MAX_QUANTS || mode == W_MIN_QUANTS))
+            for (int j = 0; j < 16; j++) blk[192 + j] = j % 2 ? 0x80 : 0x7F; /* scales -128, 127 */
+        int off[2];
+        const int nf = scale_fields(t, off);
+        for (int f = 0; f < nf; f++) {
+            uint16_t h = rand_scale(s, mode == W_NEG_SCALE);
+            if (mode == W_ZERO_SCALE) h = (f == 0 && b % 2) ? 0x8000 : 0; /* +-0 */
+            if (mode == W_MAX_QUANTS || mode == W_MIN_QUANTS) h = rf_f32_to_f16(f ? -1.0f : 1.0f);
+            memcpy(blk + off[f], &h, 2);
+        }
+    }
+}
+
+typedef struct err_stat {
+    double max_rel;
+    long compared;
+} err_stat;
+
+/* sum_i |w_i * a_i| over a row, from the decoded values (the error scale). */
+static double abs_dot(rf_type t, rf_type at, int64_t n, const uint8_t *w, const uint8_t *a,
+                      float *wf, float *af) {
+    rf_ref_dequantize_row(t, w, wf, n);
+    rf_ref_dequantize_row(at, a, af, n);
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) s += fabs((double)wf[i] * (double)af[i]);
+    return s;
+}
+
+static void test_dot_type(const table *tb, rf_type t, err_stat *st) {
+    static const int64_t nbs[] = {1, 2, 3, 4, 7, 8, 20};
+    static const int64_t nfs[] = {1, 3, 7, 8, 15, 16, 17, 20, 33, 96, 640, 2048};
+    const rf_type at = rf_vec_dot_type(t);
+    const int flt = is_float_type(t);
+    const int64_t block = rf_type_get((uint32_t)t)->block;
+    const size_t ncase = flt ? sizeof nfs / sizeof nfs[0] : sizeof nbs / sizeof nbs[0];
+    uint64_t seed = 777 + (uint64_t)t;
+    int reported = 0;
+    for (size_t ci = 0; ci < ncase; ci++) {
+        const int64_t n = flt ? nfs[ci] : nbs[ci] * block;
+        const size_t rb = row_bytes(t, n);
+        for (int mode = 0; mode < W_COUNT; mode++) {
+            for (int pad = 0; pad < 2; pad++) {
+                const size_t stride = rb + (pad ? 4 : 0);
+                uint8_t *w = xmalloc(stride * MAX_ROWS);
+                memset(w, 0xCD, stride * MAX_ROWS);
+                for (int r = 0; r < MAX_ROWS; r++)
+                    fill_weight_row(t, mode, n, w + r * stride, &seed);
+                /* activation: random, with a zero first block in some cases */
+                float *x = xmalloc((size_t)n * sizeof *x);
+                for (int64_t i = 0; i < n; i++) x[i] = rng_sym(&seed);
+                if (mode == W_CONST)
+                    for (int64_t i = 0; i < n; i++) x[i] = 0.5f;
+                if (pad && n > block && !flt)
+                    for (int64_t i = 0; i < block; i++) x[i] = 0.0f;
+                uint8_t *a = xmalloc(row_bytes(at, n));
+                rf_ref_quantize_row(at, x, a, n);
+                float ref[MAX_ROWS], got[MAX_ROWS + 1], scale[MAX_ROWS];
+                float *wf = xmalloc((size_t)n * sizeof *wf), *af = xmalloc((size_t)n * sizeof *af);
+                rf_kernels_scalar.dot_rows(t, n, MAX_ROWS, w, stride, a, ref);
+                for (int r = 0; r < MAX_ROWS; r++)
+                    scale[r] = (float)abs_dot(t, at, n, w + r * stride, a, wf, af);
+                for (int nr = 1; nr <= MAX_ROWS; nr++) {
+                    /* rows [first, first + nr) so later calls start mid-buffer */
+                    const int first = (MAX_ROWS - nr) / 2;
+                    got[nr] = 12345.0f; /* sentinel: must survive */
+                    tb->k->dot_rows(t, n, nr, w + (size_t)first * stride, stride, a, got);
+                    CHECK(got[nr] == 12345.0f);
+                    for (int r = 0; r < nr; r++) {
+                        const double d = fabs((double)got[r] - (double)ref[first + r]);
+                        const double sc = scale[first + r];
+                        const double rel = sc > 0.0 ? d / sc : (d > 0.0 ? 1.0 : 0.0);
+                        if (rel > st->max_rel) st->max_rel = rel;
+                        st->compared++;
+                        const int ok = d <= DOT_TOL * sc + 1e-30;
+                        if (!ok && reported++ < 5)
+                            fprintf(stderr,
+                                    "  %s dot %s n=%lld %s pad=%d nr=%d row %d: ref %.9g got %.9g "
+                                    "(sum|wa| %.6g)\n",
+                                    tb->name, rf_type_get((uint32_t)t)->name, (long long)n,
+                                    w_mode_names[mode], pad, nr, first + r, (double)ref[first + r],
+                                    (double)got[r], sc);
+                        CHECK(ok);
+                    }
+                }
+                free(w);
+                free(x);
+                free(a);
+                free(wf);
+                free(af);
+            }
+        }
+    }
+}
+
+static void test_dot_rows(const table *tb) {
+    static const rf_type types[] = {RF_TYPE_Q8_0, RF_TYPE_Q5_0, RF_TYPE_Q4_0, RF_TYPE_Q5_1,
+                                    RF_TYPE_Q4_1, RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K,
+                                    RF_TYPE_F16,  RF_TYPE_BF16, RF_TYPE_F32};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        err_stat st = {0.0, 0};
+        const int before = g_check_failures;
+        test_dot_type(tb, types[i], &st);
+        printf("  %-10s dot_rows %-5s %7ld rows, max rel err %.3g%s\n", tb->name,
+               rf_type_get((uint32_t)types[i])->name, st.compared, st.max_rel,
+               g_check_failures != before ? "  FAIL" : "");
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Selection                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+static void test_selection(void) {
+    const rf_kernels *best = rf_kernels_best();
+    CHECK(best != NULL);
+    CHECK(rf_kernels_get(RF_ISA_SCALAR) == &rf_kernels_scalar);
+    const rf_isa want = rf_isa_best();
+    CHECK_MSG(best->isa == want || rf_kernels_get(want) == NULL, "best %s, cpu %s",
+              rf_isa_name(best->isa), rf_isa_name(want));
+    for (int isa = RF_ISA_SCALAR; isa <= RF_ISA_AVX512; isa++) {
+        const rf_kernels *k = rf_kernels_get((rf_isa)isa);
+        if (k) CHECK(k->isa == (rf_isa)isa);
+        if (isa > (int)want) CHECK(k == NULL); /* never hand out what the CPU lacks */
+    }
+}
+
+int main(void) {
+    test_selection();
+    table tables[3];
+    int nt = 0;
+    const rf_cpu_features f = rf_cpu_detect();
+    (void)f;
+#if defined(__x86_64__)
+    if (rf_kernels_get(RF_ISA_AVX2))
+        tables[nt++] = (table){"avx2", rf_kernels_get(RF_ISA_AVX2)};
+    else
+        printf("  avx2: skipped (CPU lacks AVX2/FMA/F16C)\n");
+    if (rf_kernels_get(RF_ISA_AVX512)) {
+        tables[nt++] = (table){"avx512", &rf_kernels_avx512};
+        if (f.avx512vnni) {
+            CHECK(rf_kernels_get(RF_ISA_AVX512) == &rf_kernels_avx512vnni);
+            tables[nt++] = (table){"avx512vnni", &rf_kernels_avx512vnni};
+        } else {
+            CHECK(rf_kernels_get(RF_ISA_AVX512) == &rf_kernels_avx512);
+            printf("  avx512vnni: skipped (CPU lacks AVX512-VNNI)\n");
+        }
+    } else {
+        printf("  avx512, avx512vnni: skipped (CPU lacks AVX-512 F/BW/VL)\n");
+    }
+#endif
+    if (nt == 0) {
+        printf("skipped: no SIMD kernel table on this build/CPU\n");
+        return check_summary("test_kernels") ? 1 : 77;
+    }
+    for (int i = 0; i < nt; i++) {
+        test_quantize_act(&tables[i]);
+        test_dot_rows(&tables[i]);
+    }
+    printf("  dot tolerance: |fast - ref| <= %g * sum|w_i*a_i|\n", DOT_TOL);
+    return check_summary("test_kernels");
+}
