@@ -28,5 +28,6 @@ bool cli_parse_float(const char *verb, const char *opt, const char *s, double lo
 int cli_inspect(int argc, char **argv);
 int cli_tokenize(int argc, char **argv);
 int cli_run(int argc, char **argv);
+int cli_membw(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ typedef struct run_opts {
     double temp, top_p;
     unsigned long long seed;
     bool seed_set;
+    bool profile;
     int isa;
 } run_opts;
 
@@ -45,7 +46,8 @@ static void usage(void) {
            "  --seed S     sampling seed (default: random, printed at the end)\n"
            "  -t THREADS   threads (default: physical cores)\n"
            "  -c CTX       context size in tokens (default 4096)\n"
-           "  --kernels K  kernel set (default: the best this CPU runs)\n",
+           "  --kernels K  kernel set (default: the best this CPU runs)\n"
+           "  --profile    after the run, where decode time went, per stage\n",
            cli_default_model());
 }
 
@@ -62,6 +64,9 @@ static bool parse_args(int argc, char **argv, run_opts *o, int *rc) {
             return false;
         } else if (!strcmp(a, "--chat")) {
             o->chat = true;
+            continue;
+        } else if (!strcmp(a, "--profile")) {
+            o->profile = true;
             continue;
         }
         if (!v) {
@@ -205,6 +210,18 @@ static void print_stats(const run_stats *s, const run_opts *o, const rf_context 
             rf_isa_name(rf_context_isa(c)), o->seed);
 }
 
+static void print_profile(const rf_context *c) {
+    rf_profile p = rf_context_profile(c);
+    int64_t total = 0;
+    for (int i = 0; i < RF_PROF_COUNT; i++) total += p.ns[i];
+    if (!p.calls || !total) return;
+    fprintf(stderr, "decode profile (%lld steps):\n", (long long)p.calls);
+    for (int i = 0; i < RF_PROF_COUNT; i++)
+        fprintf(stderr, "  %-10s %8.3f ms/step %5.1f%%\n", rf_prof_stage_name((rf_prof_stage)i),
+                (double)p.ns[i] / 1e6 / (double)p.calls, 100.0 * (double)p.ns[i] / (double)total);
+    fprintf(stderr, "  %-10s %8.3f ms/step\n", "total", (double)total / 1e6 / (double)p.calls);
+}
+
 /* One prompt, then exit. */
 static int run_once(rf_context *c, rf_sampler *smp, const rf_model *m, const run_opts *o) {
     rf_error err = {0};
@@ -232,12 +249,15 @@ static int run_once(rf_context *c, rf_sampler *smp, const rf_model *m, const run
         int64_t t0 = rf_now_ns();
         st = prefill(c, ids, 0, n, &err);
         stats.prefill_ns = rf_now_ns() - t0;
+        if (o->profile) rf_context_profile_enable(c, 1);
     }
     if (!st) st = generate(c, smp, rf_model_tokenizer(m), o->n_predict, &stats, NULL, NULL, &err);
-    if (st)
+    if (st) {
         cli_errorf("run", "%s", err.msg);
-    else
+    } else {
         print_stats(&stats, o, c);
+        if (o->profile) print_profile(c);
+    }
     free(ids);
     rf_buf_free(&text);
     return st ? cli_exit_for(st) : RF_EXIT_OK;

@@ -16,7 +16,8 @@ typedef struct verb_entry {
 static const verb_entry g_verbs[] = {
     {"run", cli_run, "generate text from a prompt (streams to stdout)"},
     {"tokenize", cli_tokenize, "print the token ids of a text"},
-    {"inspect", cli_inspect, "print a GGUF file's header, metadata and tensor table"},
+    {"inspect", cli_inspect, "a GGUF file's header, metadata, tensors, bytes per token, roofline"},
+    {"membw", cli_membw, "measure the machine's memory read bandwidth"},
 };
 
 static void usage(FILE *f) {

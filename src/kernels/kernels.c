@@ -11,7 +11,15 @@ static void scalar_dot_rows(rf_type t, int64_t n, int64_t n_rows, const void *w,
     for (int64_t r = 0; r < n_rows; r++, row += w_stride) out[r] = rf_ref_vec_dot(t, n, row, a);
 }
 
-const rf_kernels rf_kernels_scalar = {RF_ISA_SCALAR, scalar_quantize_act, scalar_dot_rows};
+const rf_kernels rf_kernels_scalar = {
+    .isa = RF_ISA_SCALAR,
+    .quantize_act = scalar_quantize_act,
+    .dot_rows = scalar_dot_rows,
+    .dot_f32_f16 = rf_scalar_dot_f32_f16,
+    .axpy_f16 = rf_scalar_axpy_f16,
+    .geglu = rf_scalar_geglu,
+    .read_sum = rf_scalar_read_sum,
+};
 
 /* The SIMD tables need their level's features; AVX-512 needs AVX2/FMA/F16C as well (its table
  * uses them for tails and conversions). VNNI picks the variant with VPDPBUSD. */

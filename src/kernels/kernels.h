@@ -25,7 +25,35 @@ typedef struct rf_kernels {
      * bytes apart; a is one activation row of rf_vec_dot_type(t). */
     void (*dot_rows)(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t w_stride,
                      const void *a, float *out);
+
+    /* Vector pieces of attention and the FFN (vec_*.c). */
+    /* dot of n floats with n halves */
+    float (*dot_f32_f16)(const float *x, const uint16_t *h, int n);
+    /* acc[i] += a * h[i] for i < n */
+    void (*axpy_f16)(float *acc, const uint16_t *h, float a, int n);
+    /* out[i] = gelu(g[i]) * u[i], gelu read from a 65536-entry binary16 table indexed by the
+     * binary16 of g[i] (rf_gelu_table), with g <= -10 -> 0 and g >= 10 -> g, as llama.cpp */
+    void (*geglu)(const uint16_t *table, const float *g, const float *u, float *out, int64_t n);
+    /* Reads n bytes (n a multiple of 64, p 64-byte aligned) as a streaming load and returns a
+     * checksum: the memory-bandwidth yardstick */
+    uint64_t (*read_sum)(const void *p, size_t n);
 } rf_kernels;
+
+/* Fills table[65536] with binary16 GELU (tanh form) of every binary16 input. */
+void rf_gelu_table(uint16_t *table);
+
+/* The portable vector pieces (vec_scalar.c), also the fallback of the SIMD tables. */
+float rf_scalar_dot_f32_f16(const float *x, const uint16_t *h, int n);
+void rf_scalar_axpy_f16(float *acc, const uint16_t *h, float a, int n);
+void rf_scalar_geglu(const uint16_t *table, const float *g, const float *u, float *out, int64_t n);
+uint64_t rf_scalar_read_sum(const void *p, size_t n);
+#if defined(__x86_64__)
+/* The AVX2 + FMA + F16C pieces (vec_avx2.c), shared by the AVX2 and AVX-512 tables. */
+float rf_avx2_dot_f32_f16(const float *x, const uint16_t *h, int n);
+void rf_avx2_axpy_f16(float *acc, const uint16_t *h, float a, int n);
+void rf_avx2_geglu(const uint16_t *table, const float *g, const float *u, float *out, int64_t n);
+uint64_t rf_avx2_read_sum(const void *p, size_t n);
+#endif
 
 /* The table for isa, or NULL when this build or this CPU cannot run it. */
 const rf_kernels *rf_kernels_get(rf_isa isa);

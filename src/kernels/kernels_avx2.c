@@ -608,7 +608,15 @@ static void avx2_dot_rows(rf_type t, int64_t n, int64_t n_rows, const void *w, s
     }
 }
 
-const rf_kernels rf_kernels_avx2 = {RF_ISA_AVX2, avx2_quantize_act, avx2_dot_rows};
+const rf_kernels rf_kernels_avx2 = {
+    .isa = RF_ISA_AVX2,
+    .quantize_act = avx2_quantize_act,
+    .dot_rows = avx2_dot_rows,
+    .dot_f32_f16 = rf_avx2_dot_f32_f16,
+    .axpy_f16 = rf_avx2_axpy_f16,
+    .geglu = rf_avx2_geglu,
+    .read_sum = rf_avx2_read_sum,
+};
 
 #else
 /* Not x86-64: no AVX2 table (ISO C wants at least one declaration per translation unit). */

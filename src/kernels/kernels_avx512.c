@@ -641,8 +641,24 @@ ROWS_FN(dot_bf16, float_rows(RF_TYPE_BF16, nr, nu, W_R, ws, a, out + r))
 DEFINE_DOT_ROWS(_plain)
 DEFINE_DOT_ROWS(_vnni)
 
-const rf_kernels rf_kernels_avx512 = {RF_ISA_AVX512, avx512_quantize_act, avx512_dot_rows_plain};
-const rf_kernels rf_kernels_avx512vnni = {RF_ISA_AVX512, avx512_quantize_act, avx512_dot_rows_vnni};
+const rf_kernels rf_kernels_avx512 = {
+    .isa = RF_ISA_AVX512,
+    .quantize_act = avx512_quantize_act,
+    .dot_rows = avx512_dot_rows_plain,
+    .dot_f32_f16 = rf_avx2_dot_f32_f16,
+    .axpy_f16 = rf_avx2_axpy_f16,
+    .geglu = rf_avx2_geglu,
+    .read_sum = rf_avx2_read_sum,
+};
+const rf_kernels rf_kernels_avx512vnni = {
+    .isa = RF_ISA_AVX512,
+    .quantize_act = avx512_quantize_act,
+    .dot_rows = avx512_dot_rows_vnni,
+    .dot_f32_f16 = rf_avx2_dot_f32_f16,
+    .axpy_f16 = rf_avx2_axpy_f16,
+    .geglu = rf_avx2_geglu,
+    .read_sum = rf_avx2_read_sum,
+};
 
 #else
 /* Not x86-64: no AVX-512 tables (ISO C wants at least one declaration per translation unit). */

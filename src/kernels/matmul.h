@@ -41,4 +41,10 @@ void rf_act_quantize(const rf_kernels *k, rf_pool *pool, rf_type type, const flo
 void rf_matmul(const rf_kernels *k, rf_pool *pool, const rf_weight *w, const rf_act *act, float *y,
                int64_t y_stride);
 
+/* Several weights that take the same activation (q, k and v; gate and up) in one pass over the
+ * pool: y[i][t * y_stride[i] + r] = dot(row r of w[i], act row t). Every w[i] must pair with
+ * act's type. Rows are split across threads by bytes, so one dispatch replaces nw. */
+void rf_matmul_n(const rf_kernels *k, rf_pool *pool, const rf_weight *const *w, int nw,
+                 const rf_act *act, float *const *y, const int64_t *y_stride);
+
 #endif

@@ -54,8 +54,7 @@ rf_status rf_context_new(const rf_model *m, const rf_context_params *p, rf_conte
     c->scratch = aligned_alloc(64, ((c->scratch_n * sizeof(float)) + 63) & ~(size_t)63);
     c->act = aligned_alloc(64, (c->act_n + 63) & ~(size_t)63);
     c->logits = malloc((size_t)n_outputs * (size_t)hp->n_vocab * sizeof(float));
-    c->out_tok = malloc((size_t)p->n_batch * sizeof(int32_t));
-    if (!c->scratch || !c->act || !c->logits || !c->out_tok) {
+    if (!c->scratch || !c->act || !c->logits) {
         st = rf_error_set(err, RF_ERR_NOMEM, "context buffers: out of memory");
         goto fail;
     }
@@ -73,7 +72,6 @@ void rf_context_free(rf_context *c) {
     free(c->scratch);
     free(c->act);
     free(c->logits);
-    free(c->out_tok);
     free(c);
 }
 
@@ -116,6 +114,10 @@ rf_status rf_decode(rf_context *c, const rf_batch *b, rf_error *err) {
     rf_status st = validate(c, b, err);
     if (st) return st;
     c->model->arch->forward(c, b);
+    if (c->profiling) {
+        c->prof.calls++;
+        c->prof.tokens += b->n;
+    }
     for (int32_t i = 0; i < b->n; i++) c->kv.seq_len[b->seq[i]]++;
     return RF_OK;
 }
@@ -174,4 +176,20 @@ rf_isa rf_context_isa(const rf_context *c) {
 }
 const rf_model *rf_context_model(const rf_context *c) {
     return c->model;
+}
+
+void rf_context_profile_enable(rf_context *c, int on) {
+    c->profiling = on;
+    memset(&c->prof, 0, sizeof c->prof);
+}
+
+rf_profile rf_context_profile(const rf_context *c) {
+    return c->prof;
+}
+
+const char *rf_prof_stage_name(rf_prof_stage s) {
+    static const char *names[RF_PROF_COUNT] = {"embed",     "act quant", "q/k/v", "norm+rope",
+                                               "attention", "wo",        "norms", "gate/up",
+                                               "gelu",      "down",      "head"};
+    return s < RF_PROF_COUNT ? names[s] : "?";
 }

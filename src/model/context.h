@@ -66,4 +66,31 @@ int32_t rf_context_n_threads(const rf_context *c);
 rf_isa rf_context_isa(const rf_context *c);
 const rf_model *rf_context_model(const rf_context *c);
 
+/* Where decode time goes: nanoseconds summed over rf_decode calls per stage, collected only
+ * after rf_context_profile_enable (two clock reads per stage; off by default). */
+typedef enum rf_prof_stage {
+    RF_PROF_EMBED, /* embedding rows, RoPE tables */
+    RF_PROF_QUANT, /* activation quantization */
+    RF_PROF_QKV,   /* q, k, v projections */
+    RF_PROF_ROPE,  /* q/k norms, RoPE, K/V to the cache */
+    RF_PROF_ATTN,  /* attention */
+    RF_PROF_WO,    /* output projection */
+    RF_PROF_NORM,  /* residual norms */
+    RF_PROF_UP,    /* gate and up projections */
+    RF_PROF_GELU,  /* GELU * up */
+    RF_PROF_DOWN,  /* down projection */
+    RF_PROF_HEAD,  /* final norm and output head */
+    RF_PROF_COUNT
+} rf_prof_stage;
+
+typedef struct rf_profile {
+    int64_t ns[RF_PROF_COUNT];
+    int64_t calls;  /* rf_decode calls profiled */
+    int64_t tokens; /* tokens in them */
+} rf_profile;
+
+void rf_context_profile_enable(rf_context *c, int on); /* also resets the counters */
+rf_profile rf_context_profile(const rf_context *c);
+const char *rf_prof_stage_name(rf_prof_stage s);
+
 #endif

@@ -38,6 +38,7 @@ typedef struct g3_weights {
     rf_weight output;         /* [n_embd, n_vocab]; the same data as tok_embd when tied */
     const float *output_norm; /* [n_embd] */
     int tied;
+    uint16_t gelu[65536]; /* binary16 GELU of every binary16 input, as llama.cpp's table */
     g3_layer layers[];
 } g3_weights;
 
@@ -162,6 +163,7 @@ static rf_status g3_load(rf_model *m, rf_error *err) {
     g3_weights *w = calloc(1, sizeof *w + (size_t)hp->n_layer * sizeof(g3_layer));
     if (!w) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
     m->weights = w;
+    rf_gelu_table(w->gelu);
 
     const rf_gguf_tensor *emb = rf_gguf_find_tensor(m->gguf, "token_embd.weight");
     if (!emb)
@@ -291,17 +293,6 @@ static void rms_norm(const float *x, const float *w, float *y, int n, float eps)
     for (int i = 0; i < n; i++) y[i] = x[i] * scale * w[i];
 }
 
-/* GELU, tanh form, through binary16 as llama.cpp's table does: the input is rounded to f16 and
- * so is the result; |x| >= 10 short-cuts. */
-static float gelu(float x) {
-    if (x <= -10.0f) return 0.0f;
-    if (x >= 10.0f) return x;
-    float h = rf_round_f16(x);
-    float r = 0.5f * h *
-              (1.0f + tanhf(0.79788456080286535587989211986876f * h * (1.0f + 0.044715f * h * h)));
-    return rf_round_f16(r);
-}
-
 /* cos/sin of position pos for n_rot/2 frequencies: theta_i = pos*scale * base^(-2i/n_rot),
  * stepped by repeated multiplication in float like llama.cpp. */
 static void rope_table(float *cs, int32_t pos, float base, float scale, int n_rot) {
@@ -338,33 +329,47 @@ typedef struct g3_run {
     rf_type act_type;
 } g3_run;
 
-static void project(g3_run *r, const rf_weight *w, const float *src, int64_t n, float *dst) {
-    rf_type at = rf_vec_dot_type(w->type);
-    rf_act act = {0};
-    act.data = r->c->act;
-    if (r->act_src != src || r->act_type != at) {
-        rf_act_quantize(r->c->k, r->c->pool, at, src, w->cols, w->cols, n, &act);
-        r->act_src = src;
-        r->act_type = at;
-    } else {
-        act.type = at;
-        act.cols = w->cols;
-        act.n_tok = n;
-        act.row_bytes = rf_type_row_bytes(at, (uint64_t)w->cols);
+/* dst[i] = W[i] src for nw weights reading the same n activation rows: src is quantized once
+ * per activation type (and not again while it stays current), and weights that share that type
+ * run in one pool dispatch. */
+static void project_n(g3_run *r, const rf_weight *const *w, int nw, const float *src, int64_t n,
+                      float *const *dst, rf_prof_stage stage) {
+    rf_context *c = r->c;
+    for (int i0 = 0; i0 < nw;) {
+        int64_t t = c->profiling ? rf_now_ns() : 0;
+        rf_type at = rf_vec_dot_type(w[i0]->type);
+        int i1 = i0 + 1;
+        while (i1 < nw && rf_vec_dot_type(w[i1]->type) == at) i1++;
+        rf_act act = {at, w[i0]->cols, n, rf_type_row_bytes(at, (uint64_t)w[i0]->cols), c->act};
+        if (r->act_src != src || r->act_type != at) {
+            rf_act_quantize(c->k, c->pool, at, src, w[i0]->cols, w[i0]->cols, n, &act);
+            r->act_src = src;
+            r->act_type = at;
+            t = rf_prof_mark(c, t, RF_PROF_QUANT);
+        }
+        int64_t stride[8];
+        for (int i = i0; i < i1; i++) stride[i - i0] = w[i]->rows;
+        rf_matmul_n(c->k, c->pool, w + i0, i1 - i0, &act, dst + i0, stride);
+        rf_prof_mark(c, t, stage);
+        i0 = i1;
     }
-    rf_matmul(r->c->k, r->c->pool, w, &act, dst, w->rows);
+}
+
+static void project(g3_run *r, const rf_weight *w, const float *src, int64_t n, float *dst,
+                    rf_prof_stage stage) {
+    project_n(r, &w, 1, src, n, &dst, stage);
 }
 
 /* ---- attention ---- */
 
 /* One query head against keys [lo, pos] of one KV head, in f32 throughout: scores q.K with K
- * widened from f16 (an FMA chain over the head dimension), an online softmax over tiles of 64
- * keys (the tile's max, then exp and sum), and the weighted sum of V as FMA chains in key order,
- * divided by the softmax sum at the end. This is the structure of llama.cpp's tiled CPU flash
- * attention; docs/correctness.md records how sensitive the logits are to such choices.
- * acc is Dv floats of scratch. */
-static void attend_one(const float *q, const rf_kv_cache *kv, int il, int32_t seq, int hk,
-                       int32_t lo, int32_t pos, int Dk, int Dv, float *acc, float *out) {
+ * widened from f16, an online softmax over tiles of 64 keys (the tile's max, then exp and sum),
+ * and the weighted sum of V accumulated in key order, divided by the softmax sum at the end. This
+ * is the structure of llama.cpp's tiled CPU flash attention; docs/correctness.md records how
+ * sensitive the logits are to such choices. acc is Dv floats of scratch. */
+static void attend_one(const rf_kernels *k, const float *q, const rf_kv_cache *kv, int il,
+                       int32_t seq, int hk, int32_t lo, int32_t pos, int Dk, int Dv, float *acc,
+                       float *out) {
     enum { TILE = 64 };
     float p[TILE];
     for (int i = 0; i < Dv; i++) acc[i] = 0;
@@ -372,11 +377,9 @@ static void attend_one(const float *q, const rf_kv_cache *kv, int il, int32_t se
     for (int32_t t0 = lo - lo % TILE; t0 <= pos; t0 += TILE) {
         int32_t a = t0 < lo ? lo : t0, b = t0 + TILE - 1 < pos ? t0 + TILE - 1 : pos;
         float tmax = -INFINITY;
-        for (int32_t k = a; k <= b; k++) {
-            const uint16_t *kr = rf_kv_k(kv, il, seq, k) + (size_t)hk * Dk;
-            float s = 0;
-            for (int i = 0; i < Dk; i++) s = fmaf(q[i], rf_f16_to_f32(kr[i]), s);
-            p[k - a] = s;
+        for (int32_t j = a; j <= b; j++) {
+            float s = k->dot_f32_f16(q, rf_kv_k(kv, il, seq, j) + (size_t)hk * Dk, Dk);
+            p[j - a] = s;
             if (s > tmax) tmax = s;
         }
         float Mnew = fmaxf(M, tmax);
@@ -387,15 +390,13 @@ static void attend_one(const float *q, const rf_kv_cache *kv, int il, int32_t se
         }
         M = Mnew;
         double sum = 0;
-        for (int32_t k = a; k <= b; k++) {
-            p[k - a] = expf(p[k - a] - M);
-            sum += p[k - a];
+        for (int32_t j = a; j <= b; j++) {
+            p[j - a] = expf(p[j - a] - M);
+            sum += p[j - a];
         }
         S += (float)sum;
-        for (int32_t k = a; k <= b; k++) {
-            const uint16_t *vr = rf_kv_v(kv, il, seq, k) + (size_t)hk * Dv;
-            for (int i = 0; i < Dv; i++) acc[i] = fmaf(p[k - a], rf_f16_to_f32(vr[i]), acc[i]);
-        }
+        for (int32_t j = a; j <= b; j++)
+            k->axpy_f16(acc, rf_kv_v(kv, il, seq, j) + (size_t)hk * Dv, p[j - a], Dv);
     }
     float inv = S == 0.0f ? 0.0f : 1.0f / S;
     for (int i = 0; i < Dv; i++) out[i] = acc[i] * inv;
@@ -419,7 +420,7 @@ static void attention_worker(void *arg, int ith, int nth) {
             lo = pos - hp->sliding_window + 1;
         const float *q = r->s.q + ((size_t)t * H + h) * Dk;
         float *out = r->s.att + ((size_t)t * H + h) * Dv;
-        attend_one(q, kv, il, seq, hk, lo, pos, Dk, Dv, acc, out);
+        attend_one(r->c->k, q, kv, il, seq, hk, lo, pos, Dk, Dv, acc, out);
     }
 }
 
@@ -439,6 +440,7 @@ static void g3_forward(rf_context *c, const rf_batch *b) {
     const int QD = H * Dk, KD = Hkv * Dk, VD = Hkv * Dv, OD = H * Dv;
     const int nr = hp->n_rot;
     g3_scratch *s = &r.s;
+    int64_t tm = c->profiling ? rf_now_ns() : 0;
 
     for (int t = 0; t < n; t++) {
         const uint8_t *row =
@@ -449,15 +451,18 @@ static void g3_forward(rf_context *c, const rf_batch *b) {
         rope_table(s->rope + (size_t)t * 2 * nr, b->pos[t], hp->rope_base_swa, 1.0f, nr);
         rope_table(s->rope + (size_t)t * 2 * nr + nr, b->pos[t], hp->rope_base, hp->rope_scale, nr);
     }
+    tm = rf_prof_mark(c, tm, RF_PROF_EMBED);
 
     for (int il = 0; il < hp->n_layer; il++) {
         const g3_layer *L = &w->layers[il];
         r.il = il;
         for (int t = 0; t < n; t++)
             rms_norm(s->x + (size_t)t * E, L->attn_norm, s->h + (size_t)t * E, E, hp->rms_eps);
-        project(&r, &L->wq, s->h, n, s->q);
-        project(&r, &L->wk, s->h, n, s->k);
-        project(&r, &L->wv, s->h, n, s->v);
+        tm = rf_prof_mark(c, tm, RF_PROF_NORM);
+        const rf_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
+        float *qkv_out[3] = {s->q, s->k, s->v};
+        project_n(&r, qkv, 3, s->h, n, qkv_out, RF_PROF_QKV);
+        tm = c->profiling ? rf_now_ns() : 0;
         for (int t = 0; t < n; t++) {
             const float *cs = s->rope + (size_t)t * 2 * nr + (hp->swa[il] ? 0 : nr);
             for (int h = 0; h < H; h++) {
@@ -476,24 +481,33 @@ static void g3_forward(rf_context *c, const rf_batch *b) {
             for (int i = 0; i < KD; i++) kc[i] = rf_f32_to_f16(s->k[(size_t)t * KD + i]);
             for (int i = 0; i < VD; i++) vc[i] = rf_f32_to_f16(s->v[(size_t)t * VD + i]);
         }
+        tm = rf_prof_mark(c, tm, RF_PROF_ROPE);
         rf_pool_run(c->pool, attention_worker, &r);
-        project(&r, &L->wo, s->att, n, s->o);
+        rf_prof_mark(c, tm, RF_PROF_ATTN);
+        project(&r, &L->wo, s->att, n, s->o, RF_PROF_WO);
         (void)OD;
+        tm = c->profiling ? rf_now_ns() : 0;
         for (int t = 0; t < n; t++) {
             float *x = s->x + (size_t)t * E, *o = s->o + (size_t)t * E;
             rms_norm(o, L->post_attn_norm, o, E, hp->rms_eps);
             for (int i = 0; i < E; i++) x[i] += o[i];
             rms_norm(x, L->ffn_norm, s->h + (size_t)t * E, E, hp->rms_eps);
         }
-        project(&r, &L->gate, s->h, n, s->g);
-        project(&r, &L->up, s->h, n, s->u);
-        for (size_t i = 0; i < (size_t)n * F; i++) s->g[i] = gelu(s->g[i]) * s->u[i];
-        project(&r, &L->down, s->g, n, s->o);
+        rf_prof_mark(c, tm, RF_PROF_NORM);
+        const rf_weight *gu[2] = {&L->gate, &L->up};
+        float *gu_out[2] = {s->g, s->u};
+        project_n(&r, gu, 2, s->h, n, gu_out, RF_PROF_UP);
+        tm = c->profiling ? rf_now_ns() : 0;
+        c->k->geglu(w->gelu, s->g, s->u, s->g, (int64_t)n * F);
+        rf_prof_mark(c, tm, RF_PROF_GELU);
+        project(&r, &L->down, s->g, n, s->o, RF_PROF_DOWN);
+        tm = c->profiling ? rf_now_ns() : 0;
         for (int t = 0; t < n; t++) {
             float *x = s->x + (size_t)t * E, *o = s->o + (size_t)t * E;
             rms_norm(o, L->post_ffw_norm, o, E, hp->rms_eps);
             for (int i = 0; i < E; i++) x[i] += o[i];
         }
+        tm = rf_prof_mark(c, tm, RF_PROF_NORM);
     }
 
     /* The head, only for the rows that asked for logits. */
@@ -504,8 +518,9 @@ static void g3_forward(rf_context *c, const rf_batch *b) {
         n_out++;
     }
     c->n_out = n_out;
+    rf_prof_mark(c, tm, RF_PROF_HEAD);
     if (!n_out) return;
-    project(&r, &w->output, s->xo, n_out, c->logits);
+    project(&r, &w->output, s->xo, n_out, c->logits, RF_PROF_HEAD);
     if (hp->final_softcap > 0) {
         float cap = hp->final_softcap;
         for (size_t i = 0; i < (size_t)n_out * (size_t)hp->n_vocab; i++)

@@ -51,10 +51,21 @@ struct rf_context {
     size_t scratch_n;
     void *act; /* quantized activations */
     size_t act_n;
-    float *logits;    /* [n_outputs][n_vocab] */
-    int32_t n_out;    /* outputs of the last batch */
-    int32_t *out_tok; /* [n_batch] scratch: batch index of each output */
+    float *logits; /* [n_outputs][n_vocab] */
+    int32_t n_out; /* outputs of the last batch */
+    int profiling;
+    rf_profile prof;
 };
+
+/* Stage timing for rf_context_profile: t = rf_prof_mark(c, t, stage) adds the time since t to
+ * the stage when profiling and returns the new mark. */
+#include "util/clock.h"
+static inline int64_t rf_prof_mark(rf_context *c, int64_t t, rf_prof_stage s) {
+    if (!c->profiling) return 0;
+    int64_t now = rf_now_ns();
+    c->prof.ns[s] += now - t;
+    return now;
+}
 
 extern const rf_arch rf_arch_gemma3;
 

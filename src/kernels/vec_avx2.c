@@ -1,0 +1,80 @@
+/* vec_avx2.c: AVX2 + FMA + F16C versions of the small vector kernels (compiled with those flags
+ * only for this file; used by the AVX2 and AVX-512 tables). Results differ from vec_scalar.c
+ * only by float summation order. */
+#if defined(__x86_64__)
+
+#include <immintrin.h>
+
+#include "kernels/kernels.h"
+#include "util/half.h"
+
+static inline __m256 ld_h8(const uint16_t *h) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)h));
+}
+
+static inline float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+float rf_avx2_dot_f32_f16(const float *x, const uint16_t *h, int n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), ld_h8(h + i), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8), ld_h8(h + i + 8), a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 16), ld_h8(h + i + 16), a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 24), ld_h8(h + i + 24), a3);
+    }
+    for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), ld_h8(h + i), a0);
+    float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (; i < n; i++) s += x[i] * rf_f16_to_f32(h[i]);
+    return s;
+}
+
+void rf_avx2_axpy_f16(float *acc, const uint16_t *h, float a, int n) {
+    const __m256 va = _mm256_set1_ps(a);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(va, ld_h8(h + i), _mm256_loadu_ps(acc + i)));
+    for (; i < n; i++) acc[i] += a * rf_f16_to_f32(h[i]);
+}
+
+void rf_avx2_geglu(const uint16_t *table, const float *g, const float *u, float *out, int64_t n) {
+    const __m256 lo = _mm256_set1_ps(-10.0f), hi = _mm256_set1_ps(10.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(g + i);
+        __m128i xh = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT);
+        uint16_t idx[8], val[8];
+        _mm_storeu_si128((__m128i *)(void *)idx, xh);
+        for (int j = 0; j < 8; j++) val[j] = table[idx[j]];
+        __m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)val));
+        v = _mm256_blendv_ps(v, x, _mm256_cmp_ps(x, hi, _CMP_GE_OQ));
+        v = _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LE_OQ));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(v, _mm256_loadu_ps(u + i)));
+    }
+    if (i < n) rf_scalar_geglu(table, g + i, u + i, out + i, n - i);
+}
+
+uint64_t rf_avx2_read_sum(const void *p, size_t n) {
+    const __m256i *q = p;
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
+    for (size_t i = 0; i < n / 32; i += 4) {
+        s0 = _mm256_add_epi64(s0, _mm256_load_si256(q + i));
+        s1 = _mm256_add_epi64(s1, _mm256_load_si256(q + i + 1));
+        s2 = _mm256_add_epi64(s2, _mm256_load_si256(q + i + 2));
+        s3 = _mm256_add_epi64(s3, _mm256_load_si256(q + i + 3));
+    }
+    __m256i s = _mm256_add_epi64(_mm256_add_epi64(s0, s1), _mm256_add_epi64(s2, s3));
+    uint64_t out[4];
+    _mm256_storeu_si256((__m256i *)(void *)out, s);
+    return out[0] + out[1] + out[2] + out[3];
+}
+
+#else
+typedef int rf_vec_avx2_unavailable;
+#endif
