@@ -29,5 +29,6 @@ int cli_inspect(int argc, char **argv);
 int cli_tokenize(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_membw(int argc, char **argv);
+int cli_speed(int argc, char **argv);
 
 #endif

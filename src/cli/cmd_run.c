@@ -132,8 +132,24 @@ static rf_status tokenize(const rf_tokenizer *tok, const char *text, int32_t **i
     return RF_OK;
 }
 
+/* What the decode steps ask the head for: only the best candidates when they are all the
+ * sampler needs (greedy, top-k), else every logit. */
+static int8_t out_mode(const rf_context *c, const rf_sampler *smp) {
+    return rf_sampler_fits_top(smp, rf_context_n_top(c)) ? RF_OUT_TOP : RF_OUT_LOGITS;
+}
+
+/* The next token from the last output of the last batch. */
+static int32_t sample(const rf_context *c, rf_sampler *smp) {
+    int32_t last = rf_context_n_outputs(c) - 1;
+    const int32_t *ids;
+    const float *vals;
+    int32_t n = rf_context_top(c, last, &ids, &vals);
+    if (n) return rf_sampler_sample_top(smp, ids, vals, n);
+    return rf_sampler_sample(smp, rf_context_logits(c, last));
+}
+
 /* Prefills ids[from..n) into sequence 0 in chunks of n_batch, asking for the last logits. */
-static rf_status prefill(rf_context *c, const int32_t *ids, int64_t from, int64_t n,
+static rf_status prefill(rf_context *c, const int32_t *ids, int64_t from, int64_t n, int8_t mode,
                          rf_error *err) {
     int32_t nb = rf_context_n_batch(c);
     int32_t *pos = malloc((size_t)nb * sizeof *pos), *seq = calloc((size_t)nb, sizeof *seq);
@@ -147,7 +163,7 @@ static rf_status prefill(rf_context *c, const int32_t *ids, int64_t from, int64_
         int32_t m = (int32_t)(n - i < nb ? n - i : nb);
         for (int32_t j = 0; j < m; j++) {
             pos[j] = (int32_t)(i + j);
-            lg[j] = i + j == n - 1;
+            lg[j] = i + j == n - 1 ? mode : RF_OUT_NONE;
         }
         rf_batch b = {m, ids + i, pos, seq, lg};
         st = rf_decode(c, &b, err);
@@ -166,9 +182,9 @@ static rf_status generate(rf_context *c, rf_sampler *smp, const rf_tokenizer *to
     const int32_t n_ctx = rf_context_n_ctx(c);
     char piece[256];
     int64_t t0 = rf_now_ns();
+    const int8_t mode = out_mode(c, smp);
     for (long i = 0; n_predict < 0 || i < n_predict; i++) {
-        const float *logits = rf_context_logits(c, rf_context_n_outputs(c) - 1);
-        int32_t id = rf_sampler_sample(smp, logits);
+        int32_t id = sample(c, smp);
         stats->n_gen++;
         if (rf_tokenizer_is_eog(tok, id)) break;
         int32_t len = rf_tokenizer_piece(tok, id, false, piece, (int32_t)sizeof piece);
@@ -189,7 +205,7 @@ static rf_status generate(rf_context *c, rf_sampler *smp, const rf_tokenizer *to
             break;
         }
         int32_t seq = 0;
-        int8_t lg = 1;
+        int8_t lg = mode;
         rf_batch b = {1, &id, &pos, &seq, &lg};
         rf_status st = rf_decode(c, &b, err);
         if (st) return st;
@@ -247,7 +263,7 @@ static int run_once(rf_context *c, rf_sampler *smp, const rf_model *m, const run
     if (!st) {
         stats.n_prompt = n;
         int64_t t0 = rf_now_ns();
-        st = prefill(c, ids, 0, n, &err);
+        st = prefill(c, ids, 0, n, out_mode(c, smp), &err);
         stats.prefill_ns = rf_now_ns() - t0;
         if (o->profile) rf_context_profile_enable(c, 1);
     }
@@ -315,7 +331,7 @@ static int run_chat(rf_context *c, rf_sampler *smp, const rf_model *m, const run
         run_stats s = {0};
         s.n_prompt = n_ids - keep;
         int64_t t0 = rf_now_ns();
-        st = prefill(c, ids, keep, n_ids, &err);
+        st = prefill(c, ids, keep, n_ids, out_mode(c, smp), &err);
         s.prefill_ns = rf_now_ns() - t0;
         if (st) break;
         int32_t *nc = realloc(cached, (size_t)n_ids * sizeof *nc);

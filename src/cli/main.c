@@ -18,6 +18,7 @@ static const verb_entry g_verbs[] = {
     {"tokenize", cli_tokenize, "print the token ids of a text"},
     {"inspect", cli_inspect, "a GGUF file's header, metadata, tensors, bytes per token, roofline"},
     {"membw", cli_membw, "measure the machine's memory read bandwidth"},
+    {"speed", cli_speed, "engine throughput: prefill, decode, batched decode (as llama-bench)"},
 };
 
 static void usage(FILE *f) {

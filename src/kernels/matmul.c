@@ -1,6 +1,8 @@
 /* matmul.c: row-split matrix products over the pool. */
 #include "kernels/matmul.h"
 
+#include <math.h>
+
 #define ROW_TILE                                                                                   \
     16 /* weight rows per inner tile: a tile is dotted with every token before the next */
 
@@ -90,4 +92,132 @@ void rf_matmul_n(const rf_kernels *k, rf_pool *pool, const rf_weight *const *w, 
 void rf_matmul(const rf_kernels *k, rf_pool *pool, const rf_weight *w, const rf_act *act, float *y,
                int64_t y_stride) {
     rf_matmul_n(k, pool, &w, 1, act, &y, &y_stride);
+}
+
+/* ---- fused top-k ---- */
+
+typedef struct topk_cand {
+    float v;
+    int32_t id;
+} topk_cand;
+
+/* a ranks below b: smaller value, or equal value and larger id */
+static int topk_below(topk_cand a, topk_cand b) {
+    return a.v < b.v || (a.v == b.v && a.id > b.id);
+}
+
+static void topk_sift(topk_cand *h, int32_t n, int32_t i) {
+    for (;;) {
+        int32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && topk_below(h[l], h[m])) m = l;
+        if (r < n && topk_below(h[r], h[m])) m = r;
+        if (m == i) return;
+        topk_cand t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* Offers c to the min-heap h of at most k entries holding *n. */
+static void topk_push(topk_cand *h, int32_t *n, int32_t k, topk_cand c) {
+    if (*n < k) {
+        int32_t i = (*n)++;
+        h[i] = c;
+        while (i > 0 && topk_below(h[i], h[(i - 1) / 2])) {
+            topk_cand t = h[i];
+            h[i] = h[(i - 1) / 2];
+            h[(i - 1) / 2] = t;
+            i = (i - 1) / 2;
+        }
+    } else if (topk_below(h[0], c)) {
+        h[0] = c;
+        topk_sift(h, k, 0);
+    }
+}
+
+typedef struct topk_job {
+    const rf_kernels *k;
+    const rf_weight *w;
+    const rf_act *act;
+    int32_t k_top;
+    topk_cand *heaps; /* [nth][n_tok][k_top] */
+    int32_t *counts;  /* [nth][n_tok] */
+} topk_job;
+
+static void topk_worker(void *arg, int ith, int nth) {
+    topk_job *j = arg;
+    const rf_weight *w = j->w;
+    const int64_t n_tok = j->act->n_tok;
+    topk_cand *heaps = j->heaps + (size_t)ith * (size_t)n_tok * (size_t)j->k_top;
+    int32_t *counts = j->counts + (size_t)ith * (size_t)n_tok;
+    for (int64_t t = 0; t < n_tok; t++) counts[t] = 0;
+    long b, e;
+    rf_split((long)w->rows, ith, nth, &b, &e);
+    float tile[ROW_TILE];
+    for (long r0 = b; r0 < e; r0 += ROW_TILE) {
+        long nr = e - r0 < ROW_TILE ? e - r0 : ROW_TILE;
+        const uint8_t *wrow = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
+        for (int64_t t = 0; t < n_tok; t++) {
+            const void *a = (const uint8_t *)j->act->data + (size_t)t * j->act->row_bytes;
+            j->k->dot_rows(w->type, w->cols, nr, wrow, w->row_bytes, a, tile);
+            topk_cand *h = heaps + (size_t)t * (size_t)j->k_top;
+            for (long i = 0; i < nr; i++)
+                topk_push(h, &counts[t], j->k_top, (topk_cand){tile[i], (int32_t)(r0 + i)});
+        }
+    }
+}
+
+size_t rf_matmul_topk_scratch_bytes(int n_threads, int64_t n_tok, int32_t k_top) {
+    return (size_t)n_threads * (size_t)n_tok *
+           ((size_t)k_top * sizeof(topk_cand) + sizeof(int32_t));
+}
+
+void rf_matmul_topk(const rf_kernels *k, rf_pool *pool, const rf_weight *w, const rf_act *act,
+                    int32_t k_top, void *scratch, int32_t *ids, float *vals) {
+    int nth = pool ? rf_pool_size(pool) : 1;
+    topk_job j = {k, w, act, k_top, scratch, NULL};
+    j.counts = (int32_t *)(j.heaps + (size_t)nth * (size_t)act->n_tok * (size_t)k_top);
+    if (!pool)
+        topk_worker(&j, 0, 1);
+    else
+        rf_pool_run(pool, topk_worker, &j);
+    /* merge: the threads' heaps for a row into the first thread's, then sort it */
+    for (int64_t t = 0; t < act->n_tok; t++) {
+        topk_cand *h = j.heaps + (size_t)t * (size_t)k_top;
+        int32_t n = j.counts[t];
+        for (int th = 1; th < nth; th++) {
+            const topk_cand *o =
+                j.heaps + ((size_t)th * (size_t)act->n_tok + (size_t)t) * (size_t)k_top;
+            int32_t on = j.counts[(size_t)th * (size_t)act->n_tok + (size_t)t];
+            for (int32_t i = 0; i < on; i++) topk_push(h, &n, k_top, o[i]);
+        }
+        for (int32_t end = n - 1; end > 0; end--) { /* heap sort: weakest to the back */
+            topk_cand tmp = h[0];
+            h[0] = h[end];
+            h[end] = tmp;
+            topk_sift(h, end, 0);
+        }
+        for (int32_t i = 0; i < k_top; i++) {
+            ids[t * k_top + i] = i < n ? h[i].id : -1;
+            vals[t * k_top + i] = i < n ? h[i].v : -INFINITY;
+        }
+    }
+}
+
+void rf_topk_select(const float *x, int64_t n, int32_t k_top, topk_cand_buf *buf, int32_t *ids,
+                    float *vals) {
+    topk_cand *h = (topk_cand *)buf;
+    int32_t cnt = 0;
+    for (int64_t i = 0; i < n; i++) topk_push(h, &cnt, k_top, (topk_cand){x[i], (int32_t)i});
+    for (int32_t end = cnt - 1; end > 0; end--) {
+        topk_cand tmp = h[0];
+        h[0] = h[end];
+        h[end] = tmp;
+        topk_sift(h, end, 0);
+    }
+    for (int32_t i = 0; i < k_top; i++) {
+        ids[i] = i < cnt ? h[i].id : -1;
+        vals[i] = i < cnt ? h[i].v : -INFINITY;
+    }
 }

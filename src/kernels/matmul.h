@@ -47,4 +47,20 @@ void rf_matmul(const rf_kernels *k, rf_pool *pool, const rf_weight *w, const rf_
 void rf_matmul_n(const rf_kernels *k, rf_pool *pool, const rf_weight *const *w, int nw,
                  const rf_act *act, float *const *y, const int64_t *y_stride);
 
+/* The k largest outputs of each activation row without storing the others: every thread keeps a
+ * min-heap of k (value, row) pairs per activation row while it computes its rows, then the
+ * heaps are merged. ids and vals get act->n_tok rows of k entries, sorted by descending value
+ * (ties: lower row first). scratch holds rf_matmul_topk_scratch_bytes(threads, n_tok, k) bytes.
+ * Used for the output head when only the best candidates are wanted (greedy, top-k sampling):
+ * it saves writing and rescanning n_vocab logits per token. */
+size_t rf_matmul_topk_scratch_bytes(int n_threads, int64_t n_tok, int32_t k_top);
+void rf_matmul_topk(const rf_kernels *k, rf_pool *pool, const rf_weight *w, const rf_act *act,
+                    int32_t k_top, void *scratch, int32_t *ids, float *vals);
+
+/* The same selection over n values already computed: ids/vals get the k_top largest, sorted.
+ * buf holds k_top candidates (rf_matmul_topk's scratch for one thread and row is enough). */
+typedef struct topk_cand_buf topk_cand_buf;
+void rf_topk_select(const float *x, int64_t n, int32_t k_top, topk_cand_buf *buf, int32_t *ids,
+                    float *vals);
+
 #endif

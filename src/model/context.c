@@ -28,6 +28,8 @@ rf_status rf_context_new(const rf_model *m, const rf_context_params *p, rf_conte
     if (n_outputs < 1 || n_outputs > p->n_batch)
         return rf_error_set(err, RF_ERR_ARG, "output count %d is not in [1, n_batch]", n_outputs);
     int32_t n_threads = p->n_threads ? p->n_threads : rf_cpu_physical_cores();
+    if (p->n_top < 0 || p->n_top > 4096)
+        return rf_error_set(err, RF_ERR_ARG, "n_top %d is not in [0, 4096]", p->n_top);
     if (n_threads < 1 || n_threads > 1024)
         return rf_error_set(err, RF_ERR_ARG, "thread count %d is not in [1, 1024]", n_threads);
     const rf_kernels *k = p->isa < 0 ? rf_kernels_best() : rf_kernels_get((rf_isa)p->isa);
@@ -54,7 +56,13 @@ rf_status rf_context_new(const rf_model *m, const rf_context_params *p, rf_conte
     c->scratch = aligned_alloc(64, ((c->scratch_n * sizeof(float)) + 63) & ~(size_t)63);
     c->act = aligned_alloc(64, (c->act_n + 63) & ~(size_t)63);
     c->logits = malloc((size_t)n_outputs * (size_t)hp->n_vocab * sizeof(float));
-    if (!c->scratch || !c->act || !c->logits) {
+    c->n_top = p->n_top ? p->n_top : 64;
+    c->top_ids = malloc((size_t)n_outputs * (size_t)c->n_top * sizeof(int32_t));
+    c->top_vals = malloc((size_t)n_outputs * (size_t)c->n_top * sizeof(float));
+    c->out_mode = calloc((size_t)n_outputs, 1);
+    c->top_scratch = malloc(rf_matmul_topk_scratch_bytes(n_threads, n_outputs, c->n_top));
+    if (!c->scratch || !c->act || !c->logits || !c->top_ids || !c->top_vals || !c->out_mode ||
+        !c->top_scratch) {
         st = rf_error_set(err, RF_ERR_NOMEM, "context buffers: out of memory");
         goto fail;
     }
@@ -72,6 +80,10 @@ void rf_context_free(rf_context *c) {
     free(c->scratch);
     free(c->act);
     free(c->logits);
+    free(c->top_ids);
+    free(c->top_vals);
+    free(c->out_mode);
+    free(c->top_scratch);
     free(c);
 }
 
@@ -102,7 +114,14 @@ static rf_status validate(const rf_context *c, const rf_batch *b, rf_error *err)
             return rf_error_set(err, RF_ERR_CONTEXT,
                                 "sequence %d: position %d does not fit the context of %d tokens", s,
                                 b->pos[i], c->n_ctx);
-        if (b->logits && b->logits[i]) n_out++;
+        if (b->logits && b->logits[i]) {
+            if (b->logits[i] != RF_OUT_LOGITS && b->logits[i] != RF_OUT_TOP)
+                return rf_error_set(err, RF_ERR_ARG,
+                                    "batch token %d: output mode %d is not one "
+                                    "of RF_OUT_*",
+                                    i, b->logits[i]);
+            n_out++;
+        }
     }
     if (n_out > c->n_outputs)
         return rf_error_set(err, RF_ERR_ARG, "batch asks for %d outputs, the context holds %d",
@@ -123,8 +142,19 @@ rf_status rf_decode(rf_context *c, const rf_batch *b, rf_error *err) {
 }
 
 const float *rf_context_logits(const rf_context *c, int32_t i) {
-    if (i < 0 || i >= c->n_out) return NULL;
+    if (i < 0 || i >= c->n_out || c->out_mode[i] != RF_OUT_LOGITS) return NULL;
     return c->logits + (size_t)i * (size_t)c->model->hp.n_vocab;
+}
+
+int32_t rf_context_top(const rf_context *c, int32_t i, const int32_t **ids, const float **vals) {
+    if (i < 0 || i >= c->n_out || c->out_mode[i] != RF_OUT_TOP) return 0;
+    *ids = c->top_ids + (size_t)i * (size_t)c->n_top;
+    *vals = c->top_vals + (size_t)i * (size_t)c->n_top;
+    return c->n_top;
+}
+
+int32_t rf_context_n_top(const rf_context *c) {
+    return c->n_top;
 }
 
 int32_t rf_context_n_outputs(const rf_context *c) {

@@ -23,6 +23,7 @@ typedef struct rf_context_params {
     int32_t n_batch;   /* most tokens one rf_decode call takes; default 512 */
     int32_t n_outputs; /* most tokens per call whose logits are produced; 0: n_batch */
     int32_t n_threads; /* 0: physical cores */
+    int32_t n_top;     /* candidates kept for RF_OUT_TOP rows; 0: 64 */
     int32_t isa;       /* -1: best this CPU runs; else an rf_isa */
 } rf_context_params;
 
@@ -34,8 +35,18 @@ rf_status rf_context_new(const rf_model *m, const rf_context_params *p, rf_conte
                          rf_error *err);
 void rf_context_free(rf_context *c);
 
+/* What a batch row asks for (rf_batch.logits[i]). */
+enum {
+    RF_OUT_NONE = 0,   /* nothing: a prompt token whose logits nobody needs */
+    RF_OUT_LOGITS = 1, /* all n_vocab logits */
+    RF_OUT_TOP = 2,    /* only the n_top largest (id, logit) pairs: enough for greedy and top-k
+                        * sampling; when every output row of a batch asks for this, the output
+                        * head keeps per-thread heaps instead of writing n_vocab logits */
+};
+
 /* A batch: n tokens; token i goes to sequence seq[i] at position pos[i] (each sequence's
- * positions must continue where its cache ends, in order); logits[i] != 0 asks for its logits. */
+ * positions must continue where its cache ends, in order); logits[i] is an RF_OUT_* value
+ * (logits may be NULL: no outputs). */
 typedef struct rf_batch {
     int32_t n;
     const int32_t *token;
@@ -52,6 +63,12 @@ rf_status rf_decode(rf_context *c, const rf_batch *b, rf_error *err);
  * out of range. Valid until the next rf_decode. */
 const float *rf_context_logits(const rf_context *c, int32_t i);
 int32_t rf_context_n_outputs(const rf_context *c);
+
+/* The n_top best (id, logit) pairs of the i-th output of the last batch, sorted by descending
+ * logit (ties: lower id first); returns n_top, or 0 when that output asked for RF_OUT_LOGITS
+ * (use rf_context_logits) or i is out of range. Valid until the next rf_decode. */
+int32_t rf_context_top(const rf_context *c, int32_t i, const int32_t **ids, const float **vals);
+int32_t rf_context_n_top(const rf_context *c);
 
 /* Forgets a sequence's cache (its next position is 0 again). */
 void rf_context_seq_reset(rf_context *c, int32_t seq);

@@ -510,21 +510,44 @@ static void g3_forward(rf_context *c, const rf_batch *b) {
         tm = rf_prof_mark(c, tm, RF_PROF_NORM);
     }
 
-    /* The head, only for the rows that asked for logits. */
-    int n_out = 0;
+    /* The head, only for the rows that asked for outputs. */
+    int n_out = 0, all_top = 1;
     for (int t = 0; t < n; t++) {
         if (!b->logits || !b->logits[t]) continue;
         rms_norm(s->x + (size_t)t * E, w->output_norm, s->xo + (size_t)n_out * E, E, hp->rms_eps);
-        n_out++;
+        c->out_mode[n_out++] = b->logits[t];
+        all_top &= b->logits[t] == RF_OUT_TOP;
     }
     c->n_out = n_out;
     rf_prof_mark(c, tm, RF_PROF_HEAD);
     if (!n_out) return;
-    project(&r, &w->output, s->xo, n_out, c->logits, RF_PROF_HEAD);
-    if (hp->final_softcap > 0) {
+    const size_t V = (size_t)hp->n_vocab, K = (size_t)c->n_top;
+    if (all_top) {
+        /* fused: no logits are written, each thread keeps its best candidates per row */
+        int64_t th = c->profiling ? rf_now_ns() : 0;
+        rf_type at = rf_vec_dot_type(w->output.type);
+        rf_act act = {at, E, n_out, rf_type_row_bytes(at, (uint64_t)E), c->act};
+        rf_act_quantize(c->k, c->pool, at, s->xo, E, E, n_out, &act);
+        rf_matmul_topk(c->k, c->pool, &w->output, &act, c->n_top, c->top_scratch, c->top_ids,
+                       c->top_vals);
+        rf_prof_mark(c, th, RF_PROF_HEAD);
+    } else {
+        project(&r, &w->output, s->xo, n_out, c->logits, RF_PROF_HEAD);
+        for (int i = 0; i < n_out; i++)
+            if (c->out_mode[i] == RF_OUT_TOP)
+                rf_topk_select(c->logits + i * V, (int64_t)V, c->n_top, c->top_scratch,
+                               c->top_ids + i * K, c->top_vals + i * K);
+    }
+    if (hp->final_softcap > 0) { /* monotonic: the selection above is unchanged by it */
         float cap = hp->final_softcap;
-        for (size_t i = 0; i < (size_t)n_out * (size_t)hp->n_vocab; i++)
-            c->logits[i] = cap * tanhf(c->logits[i] / cap);
+        for (int i = 0; i < n_out; i++) {
+            if (c->out_mode[i] == RF_OUT_TOP)
+                for (size_t j = 0; j < K; j++)
+                    c->top_vals[i * K + j] = cap * tanhf(c->top_vals[i * K + j] / cap);
+            else
+                for (size_t j = 0; j < V; j++)
+                    c->logits[i * V + j] = cap * tanhf(c->logits[i * V + j] / cap);
+        }
     }
 }
 

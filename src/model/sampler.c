@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct cand {
     int32_t id;
@@ -13,7 +14,9 @@ struct rf_sampler {
     rf_sampler_params p;
     int32_t n_vocab;
     uint64_t rng;
-    cand *heap; /* [n_vocab] */
+    cand *heap;  /* [n_vocab] top-k candidates */
+    float *prob; /* [n_vocab] unnormalised probabilities (top-p without top-k) */
+    float *work; /* [n_vocab] selection scratch */
 };
 
 rf_sampler_params rf_sampler_default_params(void) {
@@ -33,8 +36,10 @@ rf_status rf_sampler_new(const rf_sampler_params *p, int32_t n_vocab, rf_sampler
     rf_sampler *s = calloc(1, sizeof *s);
     if (!s) return rf_error_set(err, RF_ERR_NOMEM, "sampler: out of memory");
     s->heap = malloc((size_t)n_vocab * sizeof *s->heap);
-    if (!s->heap) {
-        free(s);
+    s->prob = malloc((size_t)n_vocab * sizeof *s->prob);
+    s->work = malloc((size_t)n_vocab * sizeof *s->work);
+    if (!s->heap || !s->prob || !s->work) {
+        rf_sampler_free(s);
         return rf_error_set(err, RF_ERR_NOMEM, "sampler: out of memory");
     }
     s->p = *p;
@@ -47,6 +52,8 @@ rf_status rf_sampler_new(const rf_sampler_params *p, int32_t n_vocab, rf_sampler
 void rf_sampler_free(rf_sampler *s) {
     if (!s) return;
     free(s->heap);
+    free(s->prob);
+    free(s->work);
     free(s);
 }
 
@@ -125,46 +132,75 @@ int32_t rf_top_k(const float *x, int32_t n, int32_t k, int32_t *idx, float *val)
     return m;
 }
 
+/* The smallest value t such that the values >= t in a[0..m) hold at least `need` of mass:
+ * expected linear time, by three-way partitioning around a pivot and keeping the side that holds
+ * the boundary (a is reordered). */
+static float mass_threshold(float *a, int32_t m, double need) {
+    for (;;) {
+        float pivot = a[m / 2];
+        int32_t hi = 0, lo = m; /* [0, hi) > pivot, [lo, m) < pivot */
+        double mass_hi = 0, mass_eq = 0;
+        for (int32_t i = 0; i < lo;) {
+            float v = a[i];
+            if (v > pivot) {
+                a[i] = a[hi];
+                a[hi++] = v;
+                mass_hi += v;
+                i++;
+            } else if (v < pivot) {
+                a[i] = a[--lo];
+                a[lo] = v;
+            } else {
+                mass_eq += v;
+                i++;
+            }
+        }
+        if (mass_hi >= need && hi > 0) {
+            m = hi; /* the boundary is among the larger values */
+        } else if (mass_hi + mass_eq >= need || lo == m) {
+            return pivot;
+        } else {
+            need -= mass_hi + mass_eq; /* all of >= pivot is in; look below */
+            memmove(a, a + lo, (size_t)(m - lo) * sizeof *a);
+            m -= lo;
+        }
+    }
+}
+
+/* top-p without top-k: the nucleus is every token whose probability reaches the threshold that
+ * holds top_p of the mass (found in linear time, no sort); draw within it in id order. */
+static int32_t sample_nucleus(rf_sampler *s, const float *logits, float mx, float inv_t) {
+    const int32_t n = s->n_vocab;
+    double total = 0;
+    for (int32_t i = 0; i < n; i++) {
+        s->prob[i] = expf((logits[i] - mx) * inv_t);
+        total += s->prob[i];
+    }
+    memcpy(s->work, s->prob, (size_t)n * sizeof *s->work);
+    float t = mass_threshold(s->work, n, s->p.top_p * total);
+    double kept = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (s->prob[i] >= t) kept += s->prob[i];
+    double u = next_unit(&s->rng) * kept, run = 0;
+    int32_t last = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (s->prob[i] < t) continue;
+        run += s->prob[i];
+        last = i;
+        if (run > u) return i;
+    }
+    return last;
+}
+
 static double weight(const cand *c, float mx, float inv_t) {
     return exp((double)((c->v - mx) * inv_t));
 }
 
-int32_t rf_sampler_sample(rf_sampler *s, const float *logits) {
-    const int32_t n = s->n_vocab;
-    if (s->p.temperature <= 0) return rf_argmax(logits, n);
-    const float inv_t = 1.0f / s->p.temperature;
-    const float mx = logits[rf_argmax(logits, n)];
-    const int32_t k = s->p.top_k > 0 && s->p.top_k < n ? s->p.top_k : 0;
-
-    if (k == 0 && s->p.top_p >= 1.0f) {
-        /* Plain sampling from the whole distribution: one pass for the sum, one to draw. */
-        double total = 0;
-        for (int32_t i = 0; i < n; i++) total += exp((double)((logits[i] - mx) * inv_t));
-        double u = next_unit(&s->rng) * total, acc = 0;
-        for (int32_t i = 0; i < n; i++) {
-            acc += exp((double)((logits[i] - mx) * inv_t));
-            if (acc > u) return i;
-        }
-        return n - 1;
-    }
-
-    /* Candidates in descending order, and the mass top_p is measured against: the top-k mass
-     * when top-k is on, else the full mass (the heap grows until it holds enough of it). */
-    int32_t m;
+/* Top-k candidates s->heap[0..m) in descending order: the nucleus is the shortest prefix
+ * reaching top_p of their (tempered) mass, at least one token; draw within it. */
+static int32_t draw_top(rf_sampler *s, int32_t m, float mx, float inv_t) {
     double mass = 0;
-    if (k > 0) {
-        m = select_top(logits, n, k, s->heap);
-        for (int32_t i = 0; i < m; i++) mass += weight(&s->heap[i], mx, inv_t);
-    } else {
-        for (int32_t i = 0; i < n; i++) mass += exp((double)((logits[i] - mx) * inv_t));
-        for (int32_t want = 64;; want = want > n / 2 ? n : want * 2) {
-            m = select_top(logits, n, want, s->heap);
-            double held = 0;
-            for (int32_t i = 0; i < m; i++) held += weight(&s->heap[i], mx, inv_t);
-            if (m == n || held >= s->p.top_p * mass) break;
-        }
-    }
-    /* The nucleus: the shortest prefix reaching top_p of that mass (at least one token). */
+    for (int32_t i = 0; i < m; i++) mass += weight(&s->heap[i], mx, inv_t);
     double need = s->p.top_p * mass, acc = 0;
     int32_t keep = 0;
     while (keep < m && (keep == 0 || acc < need)) acc += weight(&s->heap[keep++], mx, inv_t);
@@ -174,4 +210,34 @@ int32_t rf_sampler_sample(rf_sampler *s, const float *logits) {
         if (run > u) return s->heap[i].id;
     }
     return s->heap[keep - 1].id;
+}
+
+int32_t rf_sampler_sample(rf_sampler *s, const float *logits) {
+    const int32_t n = s->n_vocab;
+    if (s->p.temperature <= 0) return rf_argmax(logits, n);
+    const float inv_t = 1.0f / s->p.temperature;
+    const float mx = logits[rf_argmax(logits, n)];
+    const int32_t k = s->p.top_k > 0 && s->p.top_k < n ? s->p.top_k : 0;
+    if (k > 0) return draw_top(s, select_top(logits, n, k, s->heap), mx, inv_t);
+    if (s->p.top_p < 1.0f) return sample_nucleus(s, logits, mx, inv_t);
+    /* Plain sampling from the whole distribution: one pass for the sum, one to draw. */
+    double total = 0;
+    for (int32_t i = 0; i < n; i++) total += exp((double)((logits[i] - mx) * inv_t));
+    double u = next_unit(&s->rng) * total, acc = 0;
+    for (int32_t i = 0; i < n; i++) {
+        acc += exp((double)((logits[i] - mx) * inv_t));
+        if (acc > u) return i;
+    }
+    return n - 1;
+}
+
+bool rf_sampler_fits_top(const rf_sampler *s, int32_t n_top) {
+    return s->p.temperature <= 0 || (s->p.top_k > 0 && s->p.top_k <= n_top);
+}
+
+int32_t rf_sampler_sample_top(rf_sampler *s, const int32_t *ids, const float *vals, int32_t n) {
+    if (s->p.temperature <= 0 || n <= 1) return ids[0];
+    int32_t m = s->p.top_k < n ? s->p.top_k : n;
+    for (int32_t i = 0; i < m; i++) s->heap[i] = (cand){ids[i], vals[i]};
+    return draw_top(s, m, vals[0], 1.0f / s->p.temperature);
 }

@@ -4,7 +4,8 @@
  * transformers uses: logits / temperature, keep the top_k highest (0: no limit), softmax, keep
  * the smallest set of most likely tokens whose mass reaches top_p (1: no limit), renormalise,
  * draw with the sampler's own seeded generator. The whole vocabulary is never sorted: top-k is a
- * bounded heap, and top-p without top-k grows a heap until it holds the mass it needs.
+ * bounded heap, and top-p without top-k finds its probability threshold by linear-time
+ * selection.
  * The same seed and logits give the same tokens, run after run.
  *
  * Ownership: rf_sampler_new allocates working space for n_vocab candidates once; sampling
@@ -13,6 +14,7 @@
 #ifndef RF_MODEL_SAMPLER_H
 #define RF_MODEL_SAMPLER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "roofline/status.h"
@@ -34,6 +36,13 @@ void rf_sampler_free(rf_sampler *s);
 /* Restarts the random stream from the seed. */
 void rf_sampler_reset(rf_sampler *s);
 int32_t rf_sampler_sample(rf_sampler *s, const float *logits);
+
+/* True when the n_top best candidates are all this sampler needs (greedy, or top-k with
+ * top_k <= n_top): the decode step can then ask for RF_OUT_TOP instead of full logits. */
+bool rf_sampler_fits_top(const rf_sampler *s, int32_t n_top);
+/* Samples from candidates sorted by descending logit (rf_context_top's output); gives the same
+ * token as rf_sampler_sample would on the full logits when rf_sampler_fits_top holds. */
+int32_t rf_sampler_sample_top(rf_sampler *s, const int32_t *ids, const float *vals, int32_t n);
 
 /* Index of the largest of n values (lowest index on ties). */
 int32_t rf_argmax(const float *x, int32_t n);

@@ -50,7 +50,7 @@ int main(void) {
     /* top-k 3 at temperature 1: only the three leaders, with frequencies near softmax */
     rf_sampler *k3 = mk(1.0f, 3, 1.0f, 7);
     int cnt[3] = {0}, other = 0;
-    for (int i = 0; i < 20000; i++) {
+    for (int i = 0; i < 4000; i++) {
         int32_t id = rf_sampler_sample(k3, g_logits);
         if (id == 1000)
             cnt[0]++;
@@ -63,9 +63,9 @@ int main(void) {
     }
     double z = 1 + exp(-1.0) + exp(-1.5);
     CHECK(other == 0);
-    CHECK_NEAR(cnt[0] / 20000.0, 1 / z, 0.02);
-    CHECK_NEAR(cnt[1] / 20000.0, exp(-1.0) / z, 0.02);
-    CHECK_NEAR(cnt[2] / 20000.0, exp(-1.5) / z, 0.02);
+    CHECK_NEAR(cnt[0] / 4000.0, 1 / z, 0.03);
+    CHECK_NEAR(cnt[1] / 4000.0, exp(-1.0) / z, 0.03);
+    CHECK_NEAR(cnt[2] / 4000.0, exp(-1.5) / z, 0.03);
     rf_sampler_free(k3);
 
     /* top-p: with p = 0.5 the leader alone holds 1/z = 0.63 of the top-3 mass */
@@ -80,7 +80,7 @@ int main(void) {
     g_logits[3000] = 10.5f;
     rf_sampler *pn = mk(1.0f, 0, 0.9f, 11);
     int lead = 0, tail = 0;
-    for (int i = 0; i < 2000; i++) {
+    for (int i = 0; i < 300; i++) {
         int32_t id = rf_sampler_sample(pn, g_logits);
         if (id == 1000 || id == 2000 || id == 3000)
             lead++;

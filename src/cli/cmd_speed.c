@@ -1,0 +1,282 @@
+/* cmd_speed.c: `roofline speed`: engine throughput measured the way llama-bench does it.
+ *   pp N: one batch of N tokens (BOS, then seeded random ids) into an empty cache, logits for
+ *         the last token only;
+ *   tg N: N single-token decode steps from an empty cache (BOS first, then random ids), full
+ *         logits each step, no sampling;
+ *   batched decode at B: B sequences, each prefilled with a 16-token prompt, then N steps that
+ *         decode one token for every sequence in one batch; aggregate tok/s = B * N / time.
+ * One warm-up run of each, then R repetitions; medians reported. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "analysis/roofline.h"
+#include "cli.h"
+#include "model/context.h"
+#include "util/clock.h"
+
+#define MAX_B    16
+#define MAX_RUNS 64
+
+typedef struct speed_opts {
+    const char *model;
+    long threads, pp, tg, reps;
+    long bs[MAX_B];
+    int n_bs;
+    int isa;
+    int8_t head; /* RF_OUT_LOGITS or RF_OUT_TOP for tg and batched steps */
+    bool json;
+} speed_opts;
+
+static uint64_t g_rng = 0x1234567;
+
+static int32_t rand_tok(int32_t n_vocab) {
+    g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (int32_t)((g_rng >> 33) % (uint64_t)n_vocab);
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    double s[MAX_RUNS];
+    memcpy(s, v, (size_t)n * sizeof *v);
+    qsort(s, (size_t)n, sizeof *s, cmp_d);
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* tok/s of one pp run */
+static double run_pp(rf_context *c, int n, int32_t bos, int32_t n_vocab, rf_error *err) {
+    int32_t *tok = malloc((size_t)n * sizeof *tok), *pos = malloc((size_t)n * sizeof *pos);
+    int32_t *seq = calloc((size_t)n, sizeof *seq);
+    int8_t *lg = calloc((size_t)n, 1);
+    double r = -1;
+    if (tok && pos && seq && lg) {
+        for (int i = 0; i < n; i++) {
+            tok[i] = i == 0 ? bos : rand_tok(n_vocab);
+            pos[i] = i;
+        }
+        lg[n - 1] = RF_OUT_LOGITS;
+        rf_context_seq_reset(c, 0);
+        rf_batch b = {n, tok, pos, seq, lg};
+        int64_t t0 = rf_now_ns();
+        if (rf_decode(c, &b, err) == RF_OK) r = (double)n * 1e9 / (double)(rf_now_ns() - t0);
+    }
+    free(tok);
+    free(pos);
+    free(seq);
+    free(lg);
+    return r;
+}
+
+/* aggregate tok/s of one decode run of B sequences (B = 1: llama-bench's tg) */
+static double run_decode(rf_context *c, int B, int steps, int prompt, int8_t head, int32_t bos,
+                         int32_t n_vocab, rf_error *err) {
+    int32_t tok[MAX_B * 16], pos[MAX_B * 16], seq[MAX_B * 16];
+    int8_t lg[MAX_B * 16];
+    for (int s = 0; s < B; s++) rf_context_seq_reset(c, s);
+    if (prompt > 0) { /* prefill every sequence's prompt in one batch */
+        int n = 0;
+        for (int s = 0; s < B; s++)
+            for (int i = 0; i < prompt; i++, n++) {
+                tok[n] = i == 0 ? bos : rand_tok(n_vocab);
+                pos[n] = i;
+                seq[n] = s;
+                lg[n] = RF_OUT_NONE;
+            }
+        rf_batch b = {n, tok, pos, seq, lg};
+        if (rf_decode(c, &b, err)) return -1;
+    }
+    int64_t t0 = rf_now_ns();
+    for (int step = 0; step < steps; step++) {
+        for (int s = 0; s < B; s++) {
+            tok[s] = prompt == 0 && step == 0 ? bos : rand_tok(n_vocab);
+            pos[s] = prompt + step;
+            seq[s] = s;
+            lg[s] = head;
+        }
+        rf_batch b = {B, tok, pos, seq, lg};
+        if (rf_decode(c, &b, err)) return -1;
+    }
+    return (double)B * steps * 1e9 / (double)(rf_now_ns() - t0);
+}
+
+static bool parse_list(const char *s, speed_opts *o) {
+    o->n_bs = 0;
+    while (*s && o->n_bs < MAX_B) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > MAX_B) return false;
+        o->bs[o->n_bs++] = v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return false;
+    }
+    return o->n_bs > 0;
+}
+
+static void usage(void) {
+    printf(
+        "usage: roofline speed [-m MODEL] [-t THREADS] [-p N] [-n N] [-b B[,B...]] [-r REPS]\n"
+        "                      [--head logits|top] [--kernels K] [--json]\n"
+        "Engine throughput, measured as llama-bench does (medians of REPS after a warm-up):\n"
+        "  -p N     prompt processing: one batch of N tokens (default 512; 0 skips)\n"
+        "  -n N     text generation: N single-token steps with full logits (default 128; 0 skips)\n"
+        "  -b LIST  batched decode: aggregate tok/s of B sequences stepping together, each after "
+        "a\n"
+        "           16-token prompt, N steps (default 1,4,16; at most %d)\n"
+        "  -r REPS  repetitions (default 5)\n"
+        "  --head   what the decode steps compute: all logits (default, as llama-bench) or the\n"
+        "           top candidates only (what greedy and top-k sampling need)\n",
+        MAX_B);
+}
+
+int cli_speed(int argc, char **argv) {
+    speed_opts o = {.pp = 512, .tg = 128, .reps = 5, .isa = -1, .head = RF_OUT_LOGITS};
+    o.bs[0] = 1, o.bs[1] = 4, o.bs[2] = 16, o.n_bs = 3;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage();
+            return RF_EXIT_OK;
+        } else if (!strcmp(a, "--json")) {
+            o.json = true;
+            continue;
+        }
+        if (!v) {
+            cli_errorf("speed", "unknown option or missing value: '%s' (roofline speed --help)", a);
+            return RF_EXIT_BAD_INPUT;
+        }
+        i++;
+        if (!strcmp(a, "-m"))
+            o.model = v;
+        else if (!strcmp(a, "-t")) {
+            if (!cli_parse_int("speed", "-t", v, 1, 1024, &o.threads)) return RF_EXIT_BAD_INPUT;
+        } else if (!strcmp(a, "-p")) {
+            if (!cli_parse_int("speed", "-p", v, 0, 16384, &o.pp)) return RF_EXIT_BAD_INPUT;
+        } else if (!strcmp(a, "-n")) {
+            if (!cli_parse_int("speed", "-n", v, 0, 16384, &o.tg)) return RF_EXIT_BAD_INPUT;
+        } else if (!strcmp(a, "-r")) {
+            if (!cli_parse_int("speed", "-r", v, 1, MAX_RUNS, &o.reps)) return RF_EXIT_BAD_INPUT;
+        } else if (!strcmp(a, "-b")) {
+            if (!parse_list(v, &o)) {
+                cli_errorf("speed", "-b expects a list like 1,4,16 of values in [1, %d], got '%s'",
+                           MAX_B, v);
+                return RF_EXIT_BAD_INPUT;
+            }
+        } else if (!strcmp(a, "--head")) {
+            if (strcmp(v, "logits") && strcmp(v, "top")) {
+                cli_errorf("speed", "--head expects logits or top, got '%s'", v);
+                return RF_EXIT_BAD_INPUT;
+            }
+            o.head = v[0] == 't' ? RF_OUT_TOP : RF_OUT_LOGITS;
+        } else if (!strcmp(a, "--kernels")) {
+            o.isa = rf_isa_parse(v);
+            if (o.isa < 0) {
+                cli_errorf("speed", "--kernels expects scalar, avx2 or avx512, got '%s'", v);
+                return RF_EXIT_BAD_INPUT;
+            }
+        } else {
+            cli_errorf("speed", "unknown option '%s' (roofline speed --help)", a);
+            return RF_EXIT_BAD_INPUT;
+        }
+    }
+    if (!o.model) o.model = cli_default_model();
+    int maxb = 1;
+    for (int i = 0; i < o.n_bs; i++)
+        if (o.bs[i] > maxb) maxb = (int)o.bs[i];
+    rf_error err = {0};
+    rf_model *m = NULL;
+    rf_context *c = NULL;
+    rf_status st = rf_model_load(o.model, &m, &err);
+    if (!st) {
+        rf_context_params cp = rf_context_default_params();
+        long need = (o.pp > 16 + o.tg ? o.pp : 16 + o.tg) + 8;
+        cp.n_ctx = (int32_t)need;
+        cp.n_seq = maxb;
+        cp.n_batch = (int32_t)(o.pp > maxb * 16 ? o.pp : maxb * 16);
+        cp.n_outputs = maxb;
+        cp.n_threads = (int32_t)o.threads;
+        cp.isa = o.isa;
+        st = rf_context_new(m, &cp, &c, &err);
+    }
+    if (st) {
+        cli_errorf("speed", "%s", err.msg);
+        rf_model_free(m);
+        return cli_exit_for(st);
+    }
+    const int32_t nv = rf_model_hparams(m)->n_vocab;
+    const int32_t bos = rf_tokenizer_special(rf_model_tokenizer(m)).bos;
+    double pp[MAX_RUNS], tg[MAX_RUNS], bd[MAX_B][MAX_RUNS];
+    int ok = 1;
+    /* interleave the tests within each repetition, after one warm-up of each */
+    for (long r = -1; r < o.reps && ok; r++) {
+        double v;
+        if (o.pp) {
+            v = run_pp(c, (int)o.pp, bos, nv, &err);
+            ok &= v > 0;
+            if (r >= 0) pp[r] = v;
+        }
+        if (o.tg) {
+            v = run_decode(c, 1, (int)o.tg, 0, o.head, bos, nv, &err);
+            ok &= v > 0;
+            if (r >= 0) tg[r] = v;
+        }
+        for (int i = 0; i < o.n_bs && o.tg; i++) {
+            v = run_decode(c, (int)o.bs[i], (int)o.tg, 16, o.head, bos, nv, &err);
+            ok &= v > 0;
+            if (r >= 0) bd[i][r] = v;
+        }
+    }
+    if (!ok) {
+        cli_errorf("speed", "%s", err.msg);
+        rf_context_free(c);
+        rf_model_free(m);
+        return RF_EXIT_FAIL;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    rf_token_bytes tb = rf_model_token_bytes(m, (int32_t)o.tg);
+    int reps = (int)o.reps;
+    if (o.json) {
+        printf("{\"model\": \"%s\", \"threads\": %d, \"kernels\": \"%s\", \"head\": \"%s\", "
+               "\"reps\": %d, \"bytes_per_token\": %llu, \"peak_rss_bytes\": %lld",
+               o.model, rf_context_n_threads(c), rf_isa_name(rf_context_isa(c)),
+               o.head == RF_OUT_TOP ? "top" : "logits", reps, (unsigned long long)tb.total,
+               (long long)ru.ru_maxrss * 1024);
+        if (o.pp) {
+            printf(", \"pp\": {\"n\": %ld, \"median\": %.3f, \"runs\": [", o.pp, median(pp, reps));
+            for (int r = 0; r < reps; r++) printf(r ? ", %.3f" : "%.3f", pp[r]);
+            printf("]}");
+        }
+        if (o.tg) {
+            printf(", \"tg\": {\"n\": %ld, \"median\": %.3f, \"runs\": [", o.tg, median(tg, reps));
+            for (int r = 0; r < reps; r++) printf(r ? ", %.3f" : "%.3f", tg[r]);
+            printf("]}, \"batched\": [");
+            for (int i = 0; i < o.n_bs; i++) {
+                printf("%s{\"b\": %ld, \"median\": %.3f, \"runs\": [", i ? ", " : "", o.bs[i],
+                       median(bd[i], reps));
+                for (int r = 0; r < reps; r++) printf(r ? ", %.3f" : "%.3f", bd[i][r]);
+                printf("]}");
+            }
+            printf("]");
+        }
+        printf("}\n");
+    } else {
+        printf("model %s, %d threads, %s kernels, medians of %d\n", o.model,
+               rf_context_n_threads(c), rf_isa_name(rf_context_isa(c)), reps);
+        if (o.pp) printf("  pp%-5ld %10.2f tok/s\n", o.pp, median(pp, reps));
+        if (o.tg) {
+            printf("  tg%-5ld %10.2f tok/s\n", o.tg, median(tg, reps));
+            for (int i = 0; i < o.n_bs; i++)
+                printf("  B=%-4ld  %10.2f tok/s aggregate (%ld steps)\n", o.bs[i],
+                       median(bd[i], reps), o.tg);
+        }
+        printf("  peak RSS %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
+    }
+    rf_context_free(c);
+    rf_model_free(m);
+    return RF_EXIT_OK;
+}
