@@ -385,6 +385,72 @@ static void test_decode_checks_and_truncate(void) {
     free(buf);
 }
 
+/* RF_OUT_TOP rows give exactly the best n_top (id, logit) pairs of the full logits, whether the
+ * batch is all-top (fused head) or mixed with RF_OUT_LOGITS rows. */
+static void test_top_outputs(void) {
+    tiny_spec s = tiny_default();
+    s.wtype = RF_TYPE_Q8_0;
+    void *buf = NULL;
+    rf_model *m = load_tiny(&s, &buf);
+    CHECK(m != NULL);
+    if (!m) return;
+    const int V = rf_model_hparams(m)->n_vocab;
+    rf_context_params cp = rf_context_default_params();
+    cp.n_ctx = 16;
+    cp.n_batch = 4;
+    cp.n_seq = 3;
+    cp.n_top = 10;
+    cp.n_threads = 2;
+    rf_context *c = NULL;
+    rf_error err = {0};
+    CHECK(rf_context_new(m, &cp, &c, &err) == RF_OK);
+    int32_t tok[3] = {30, 40, 50}, pos[3] = {0, 0, 0}, seq[3] = {0, 1, 2};
+    int8_t full[3] = {RF_OUT_LOGITS, RF_OUT_LOGITS, RF_OUT_LOGITS};
+    rf_batch b = {3, tok, pos, seq, full};
+    CHECK(rf_decode(c, &b, &err) == RF_OK);
+    float *want = malloc((size_t)3 * V * sizeof *want);
+    for (int i = 0; i < 3; i++) memcpy(want + (size_t)i * V, rf_context_logits(c, i), (size_t)V * 4);
+    const int8_t modes[2][3] = {{RF_OUT_TOP, RF_OUT_TOP, RF_OUT_TOP},
+                                {RF_OUT_TOP, RF_OUT_LOGITS, RF_OUT_TOP}};
+    for (int v = 0; v < 2; v++) {
+        for (int i = 0; i < 3; i++) rf_context_seq_reset(c, i);
+        rf_batch bt = {3, tok, pos, seq, modes[v]};
+        CHECK(rf_decode(c, &bt, &err) == RF_OK);
+        for (int i = 0; i < 3; i++) {
+            const int32_t *ids;
+            const float *vals;
+            int32_t k = rf_context_top(c, i, &ids, &vals);
+            if (modes[v][i] == RF_OUT_LOGITS) {
+                CHECK(k == 0 && rf_context_logits(c, i) != NULL);
+                continue;
+            }
+            CHECK(k == 10 && rf_context_logits(c, i) == NULL);
+            const float *l = want + (size_t)i * V;
+            int ok = 1;
+            for (int j = 0; j < k; j++) {
+                ok &= ids[j] >= 0 && ids[j] < V && vals[j] == l[ids[j]];
+                if (j) ok &= vals[j] < vals[j - 1] || (vals[j] == vals[j - 1] && ids[j] > ids[j - 1]);
+            }
+            /* nothing outside the list beats its last entry */
+            int beaten = 0;
+            for (int t = 0; t < V; t++) {
+                int in = 0;
+                for (int j = 0; j < k; j++) in |= ids[j] == t;
+                beaten += !in && l[t] > vals[k - 1];
+            }
+            CHECK_MSG(ok && !beaten, "variant %d row %d: top list wrong", v, i);
+        }
+    }
+    int8_t bad = 3;
+    int32_t p1 = 1;
+    rf_batch bb = {1, tok, &p1, seq, &bad};
+    CHECK(rf_decode(c, &bb, &err) == RF_ERR_ARG && strstr(err.msg, "output mode"));
+    free(want);
+    rf_context_free(c);
+    rf_model_free(m);
+    free(buf);
+}
+
 int main(void) {
     /* Tolerances: ~3x the error seen (f16 KV cache, GELU through f16, and for the quantized
      * types 8-bit activations make the difference from the double-precision reference). */
@@ -397,5 +463,6 @@ int main(void) {
     test_against_reference(RF_TYPE_Q6_K, 256, 256, 128, 1e-2);
     test_batched_equals_single();
     test_decode_checks_and_truncate();
+    test_top_outputs();
     return check_summary("test_forward_tiny");
 }
