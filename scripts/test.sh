@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/test.sh: builds roofline twice (Release, and Debug with AddressSanitizer and
 # UndefinedBehaviorSanitizer) with warnings as errors, and runs the tests: every test in the
-# Release build, the unit tests (all but those labelled "slow") in the sanitizer build.
+# Release build, the unit tests (all but those labelled "slow") in the sanitizer build, and the
+# engine's concurrency test under ThreadSanitizer.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 jobs="$(nproc)"
@@ -10,9 +11,14 @@ cmake --build "$root/build" -j "$jobs"
 cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=Debug -DROOFLINE_SANITIZE=ON \
   -DROOFLINE_WERROR=ON >/dev/null
 cmake --build "$root/build-asan" -j "$jobs"
+cmake -S "$root" -B "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOFLINE_TSAN=ON \
+  -DROOFLINE_WERROR=ON >/dev/null
+cmake --build "$root/build-tsan" -j "$jobs" --target test_engine
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 echo "== tests (Release)"
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 echo "== unit tests (ASan+UBSan)"
 ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -LE slow
+echo "== concurrency tests (ThreadSanitizer)"
+TSAN_OPTIONS="halt_on_error=1" ctest --test-dir "$root/build-tsan" --output-on-failure -R test_engine

@@ -22,6 +22,7 @@ typedef enum rf_status {
     RF_ERR_NOMEM,       /* an allocation failed */
     RF_ERR_ARG,         /* a caller-supplied argument is out of range */
     RF_ERR_CONTEXT,     /* a prompt or request does not fit the context window */
+    RF_ERR_BUSY,        /* a bounded queue is full: retry later */
     RF_ERR_INTERNAL,    /* a bug: an invariant did not hold */
 } rf_status;
 

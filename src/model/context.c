@@ -223,3 +223,7 @@ const char *rf_prof_stage_name(rf_prof_stage s) {
                                                "gelu",      "down",      "head"};
     return s < RF_PROF_COUNT ? names[s] : "?";
 }
+
+uint64_t rf_context_kv_bytes(const rf_context *c) {
+    return c->kv.bytes;
+}

@@ -78,6 +78,7 @@ int32_t rf_context_seq_len(const rf_context *c, int32_t seq);
  * layer's ring no longer holds the window that position n_keep needs (then reset instead). */
 rf_status rf_context_seq_truncate(rf_context *c, int32_t seq, int32_t n_keep, rf_error *err);
 int32_t rf_context_n_ctx(const rf_context *c);
+uint64_t rf_context_kv_bytes(const rf_context *c); /* KV cache memory allocated */
 int32_t rf_context_n_batch(const rf_context *c);
 int32_t rf_context_n_threads(const rf_context *c);
 rf_isa rf_context_isa(const rf_context *c);

@@ -24,15 +24,26 @@ rf_sampler_params rf_sampler_default_params(void) {
     return p;
 }
 
-rf_status rf_sampler_new(const rf_sampler_params *p, int32_t n_vocab, rf_sampler **out,
-                         rf_error *err) {
-    *out = NULL;
-    if (n_vocab < 1) return rf_error_set(err, RF_ERR_ARG, "sampler: empty vocabulary");
+rf_status rf_sampler_check(const rf_sampler_params *p, rf_error *err) {
     if (!(p->top_p > 0 && p->top_p <= 1))
         return rf_error_set(err, RF_ERR_ARG, "top_p %g is not in (0, 1]", (double)p->top_p);
     if (p->top_k < 0) return rf_error_set(err, RF_ERR_ARG, "top_k %d is negative", p->top_k);
     if (!isfinite(p->temperature))
         return rf_error_set(err, RF_ERR_ARG, "temperature is not a finite number");
+    return RF_OK;
+}
+
+void rf_sampler_configure(rf_sampler *s, const rf_sampler_params *p) {
+    s->p = *p;
+    rf_sampler_reset(s);
+}
+
+rf_status rf_sampler_new(const rf_sampler_params *p, int32_t n_vocab, rf_sampler **out,
+                         rf_error *err) {
+    *out = NULL;
+    if (n_vocab < 1) return rf_error_set(err, RF_ERR_ARG, "sampler: empty vocabulary");
+    rf_status st = rf_sampler_check(p, err);
+    if (st) return st;
     rf_sampler *s = calloc(1, sizeof *s);
     if (!s) return rf_error_set(err, RF_ERR_NOMEM, "sampler: out of memory");
     s->heap = malloc((size_t)n_vocab * sizeof *s->heap);

@@ -33,6 +33,11 @@ typedef struct rf_sampler rf_sampler;
 rf_status rf_sampler_new(const rf_sampler_params *p, int32_t n_vocab, rf_sampler **out,
                          rf_error *err);
 void rf_sampler_free(rf_sampler *s);
+/* Validates parameters without making a sampler (RF_ERR_ARG naming the field). */
+rf_status rf_sampler_check(const rf_sampler_params *p, rf_error *err);
+/* Gives an existing sampler new (already checked) parameters and restarts its random stream:
+ * one sampler per batch slot serves request after request without allocating. */
+void rf_sampler_configure(rf_sampler *s, const rf_sampler_params *p);
 /* Restarts the random stream from the seed. */
 void rf_sampler_reset(rf_sampler *s);
 int32_t rf_sampler_sample(rf_sampler *s, const float *logits);

@@ -55,6 +55,8 @@ const char *rf_status_str(rf_status code) {
         return "invalid argument";
     case RF_ERR_CONTEXT:
         return "context overflow";
+    case RF_ERR_BUSY:
+        return "busy";
     case RF_ERR_INTERNAL:
         return "internal error";
     }

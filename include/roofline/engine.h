@@ -1,0 +1,164 @@
+/* roofline/engine.h: the inference engine's public API: a loaded model served by a scheduler
+ * that batches every running request into one forward step (continuous batching).
+ *
+ * This is the seam: the HTTP server and the bench's in-process backend use this header and
+ * nothing below it (no kernels, no KV cache, no model internals).
+ *
+ * Threads: rf_engine_open starts one scheduler thread. rf_engine_submit and rf_engine_cancel may
+ * be called from any thread at any time, including from inside an event callback. Callbacks run
+ * on the scheduler thread, one at a time, and must return quickly (copy what they need and hand
+ * it to another thread): the next step waits for them.
+ *
+ * Ownership: the engine owns the model and every request it accepted; submit copies the prompt,
+ * parameters and stop strings. Text in an event is borrowed for the duration of the callback.
+ * rf_engine_close cancels what is still queued or running (each gets its final event), joins the
+ * scheduler and frees everything.
+ */
+#ifndef ROOFLINE_ENGINE_H
+#define ROOFLINE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "roofline/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rf_engine rf_engine;
+
+typedef struct rf_engine_params {
+    const char *model_path;  /* GGUF file */
+    int32_t n_threads;       /* 0: physical cores */
+    int32_t max_seqs;        /* requests decoded together (batch slots); default 16 */
+    int32_t n_ctx;           /* most positions one request may use (prompt + output);
+                              * 0: min(training context, 4096) */
+    int64_t kv_budget;       /* positions the KV memory holds across running requests;
+                              * 0: max_seqs * n_ctx. A request is admitted only when its
+                              * worst case (prompt + max_tokens) fits what is left */
+    int32_t max_step_tokens; /* most tokens in one forward step; default 512 */
+    int32_t prefill_chunk;   /* prompt tokens per step while other requests are decoding, so
+                              * a long prompt does not stall them; default 64 */
+    int32_t max_queue;       /* waiting requests beyond which submit answers RF_ERR_BUSY;
+                              * default 256 */
+    int32_t isa;             /* -1: the best kernels this CPU runs; else an rf_isa value */
+} rf_engine_params;
+
+rf_engine_params rf_engine_default_params(void);
+
+/* Loads the model and starts the scheduler. Errors: those of loading (RF_ERR_IO, _FORMAT,
+ * _UNSUPPORTED, _MODEL) and RF_ERR_ARG for parameters out of range. */
+rf_status rf_engine_open(const rf_engine_params *p, rf_engine **out, rf_error *err);
+void rf_engine_close(rf_engine *e);
+
+typedef struct rf_engine_info {
+    const char *model_path;
+    const char *model_name; /* general.name, or the file's base name */
+    const char *arch;       /* "gemma3" */
+    int32_t n_vocab, n_ctx, n_ctx_train, max_seqs, n_threads;
+    int64_t kv_budget;
+    uint64_t kv_bytes;     /* memory allocated for the KV cache */
+    uint64_t weight_bytes; /* tensor bytes of the model file */
+    uint64_t file_bytes;
+    uint64_t bytes_per_token; /* read per decoded token at an empty context (analysis/roofline) */
+    const char *kernels;      /* "avx512", ... */
+} rf_engine_info;
+
+void rf_engine_get_info(const rf_engine *e, rf_engine_info *out);
+
+/* ---- text ---- */
+
+/* As rf_tokenizer_encode: writes at most cap ids, returns how many the text needs, -1 on
+ * failure. add_bos adds the model's BOS when its vocabulary asks for one. */
+int64_t rf_engine_tokenize(const rf_engine *e, const char *text, size_t len, bool add_bos,
+                           bool parse_special, int32_t *out, int64_t cap, rf_error *err);
+/* Decodes ids to text (NUL-terminated when cap > 0); returns the length needed, -1 for a bad id. */
+int64_t rf_engine_detokenize(const rf_engine *e, const int32_t *ids, int64_t n, char *buf,
+                             int64_t cap);
+
+typedef struct rf_message {
+    const char *role; /* system, developer, user, assistant, tool */
+    const char *content;
+} rf_message;
+
+/* Renders a conversation with the model's chat template into *out (malloc'd, NUL-terminated;
+ * caller frees). add_generation_prompt appends the opening of the assistant's turn. */
+rf_status rf_engine_chat_prompt(const rf_engine *e, const rf_message *msgs, size_t n,
+                                bool add_generation_prompt, char **out, rf_error *err);
+
+/* ---- requests ---- */
+
+#define RF_MAX_STOPS    8
+#define RF_MAX_STOP_LEN 128
+
+typedef struct rf_request_params {
+    float temperature; /* <= 0: greedy */
+    int32_t top_k;     /* 0: off */
+    float top_p;       /* (0, 1]; 1: off */
+    uint64_t seed;
+    int32_t max_tokens;             /* -1: until end of generation or the context is full */
+    bool ignore_eos;                /* keep generating through end-of-generation tokens */
+    const char *stop[RF_MAX_STOPS]; /* stop strings (NULL-terminated list, copied) */
+} rf_request_params;
+
+rf_request_params rf_request_default_params(void); /* greedy, max_tokens 256 */
+
+typedef enum rf_finish {
+    RF_FINISH_NONE = 0,  /* not finished: a token event */
+    RF_FINISH_STOP,      /* end-of-generation token or a stop string */
+    RF_FINISH_LENGTH,    /* max_tokens reached or the context is full */
+    RF_FINISH_CANCELLED, /* rf_engine_cancel or rf_engine_close */
+    RF_FINISH_ERROR,     /* the engine failed (message in error) */
+} rf_finish;
+
+const char *rf_finish_name(rf_finish f); /* "stop", "length", "cancelled", "error" */
+
+typedef struct rf_event {
+    uint64_t id;
+    int32_t token;    /* the generated token; -1 in a final event without one */
+    const char *text; /* text now safe to show: bytes held back while they might be part of
+                       * a stop string or an incomplete UTF-8 character come later */
+    size_t text_len;
+    int64_t t_ns;     /* monotonic clock (CLOCK_MONOTONIC) when the event was made */
+    rf_finish finish; /* RF_FINISH_NONE except in the request's last event */
+    /* final-event fields (also current in token events) */
+    int32_t n_prompt;
+    int32_t n_generated;
+    int64_t t_submit_ns, t_admit_ns, t_first_ns; /* queued at, admitted to a slot at, first token */
+    const char *error;
+} rf_event;
+
+typedef void (*rf_event_fn)(void *user, const rf_event *ev);
+
+/* Queues a request for prompt (ids). Every accepted request gets token events and exactly one
+ * final event (finish != RF_FINISH_NONE), after which user may be freed. Errors (nothing is
+ * queued and no event comes): RF_ERR_ARG (bad parameters or token ids), RF_ERR_CONTEXT (prompt
+ * plus max_tokens does not fit n_ctx or the whole KV budget), RF_ERR_BUSY (the queue is full:
+ * retry later). */
+rf_status rf_engine_submit(rf_engine *e, const int32_t *prompt, int32_t n_prompt,
+                           const rf_request_params *p, rf_event_fn fn, void *user, uint64_t *id,
+                           rf_error *err);
+
+/* Cancels a queued or running request: its final event (RF_FINISH_CANCELLED) comes within one
+ * scheduler step and its slot and KV budget are free from then. RF_ERR_ARG when id is unknown or
+ * already finished. */
+rf_status rf_engine_cancel(rf_engine *e, uint64_t id);
+
+typedef struct rf_engine_stats {
+    int32_t running, waiting;
+    int64_t kv_reserved; /* positions reserved by running requests */
+    int64_t kv_used;     /* positions stored */
+    int64_t kv_budget;
+    uint64_t steps, prompt_tokens, generated_tokens;
+    uint64_t finished[5]; /* by rf_finish */
+    uint64_t refused_busy;
+} rf_engine_stats;
+
+void rf_engine_get_stats(rf_engine *e, rf_engine_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

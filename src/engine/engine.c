@@ -1,0 +1,317 @@
+/* engine.c: the public engine API over the model, context and scheduler thread. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/roofline.h"
+#include "engine/engine_int.h"
+#include "model/chat.h"
+#include "util/clock.h"
+
+rf_engine_params rf_engine_default_params(void) {
+    rf_engine_params p = {0};
+    p.max_seqs = 16;
+    p.max_step_tokens = 512;
+    p.prefill_chunk = 64;
+    p.max_queue = 256;
+    p.isa = -1;
+    return p;
+}
+
+rf_request_params rf_request_default_params(void) {
+    rf_request_params p = {0};
+    p.temperature = 0.0f;
+    p.top_k = 40;
+    p.top_p = 1.0f;
+    p.max_tokens = 256;
+    return p;
+}
+
+const char *rf_finish_name(rf_finish f) {
+    switch (f) {
+    case RF_FINISH_NONE:
+        return "none";
+    case RF_FINISH_STOP:
+        return "stop";
+    case RF_FINISH_LENGTH:
+        return "length";
+    case RF_FINISH_CANCELLED:
+        return "cancelled";
+    case RF_FINISH_ERROR:
+        return "error";
+    }
+    return "?";
+}
+
+static rf_status check_params(const rf_engine_params *p, rf_error *err) {
+    if (!p->model_path) return rf_error_set(err, RF_ERR_ARG, "engine: no model path");
+    if (p->max_seqs < 1 || p->max_seqs > 256)
+        return rf_error_set(err, RF_ERR_ARG, "engine: max_seqs %d is not in [1, 256]", p->max_seqs);
+    if (p->max_step_tokens < p->max_seqs || p->max_step_tokens > 65536)
+        return rf_error_set(err, RF_ERR_ARG,
+                            "engine: max_step_tokens %d is not in [max_seqs, 65536]",
+                            p->max_step_tokens);
+    if (p->prefill_chunk < 1 || p->prefill_chunk > p->max_step_tokens)
+        return rf_error_set(err, RF_ERR_ARG,
+                            "engine: prefill_chunk %d is not in [1, max_step_tokens]",
+                            p->prefill_chunk);
+    if (p->max_queue < 1 || p->max_queue > 1 << 20)
+        return rf_error_set(err, RF_ERR_ARG, "engine: max_queue %d is not in [1, 2^20]",
+                            p->max_queue);
+    if (p->kv_budget < 0) return rf_error_set(err, RF_ERR_ARG, "engine: negative KV budget");
+    return RF_OK;
+}
+
+static char *model_name(const rf_model *m) {
+    rf_str s = {0};
+    const char *path = rf_model_path(m);
+    if (rf_gguf_get_str(rf_model_gguf(m), "general.name", false, &s, NULL) != RF_OK || !s.len) {
+        const char *slash = strrchr(path, '/');
+        return strdup(slash ? slash + 1 : path);
+    }
+    char *n = malloc(s.len + 1);
+    if (n) {
+        memcpy(n, s.ptr, s.len);
+        n[s.len] = 0;
+    }
+    return n;
+}
+
+rf_status rf_engine_open(const rf_engine_params *params, rf_engine **out, rf_error *err) {
+    *out = NULL;
+    rf_status st = check_params(params, err);
+    if (st) return st;
+    rf_engine *e = calloc(1, sizeof *e);
+    if (!e) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    e->p = *params;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    st = rf_model_load(params->model_path, &e->model, err);
+    if (st) goto fail;
+    rf_context_params cp = rf_context_default_params();
+    cp.n_ctx = params->n_ctx;
+    cp.n_seq = params->max_seqs;
+    cp.n_batch = params->max_step_tokens;
+    cp.n_outputs = params->max_seqs;
+    cp.n_threads = params->n_threads;
+    cp.isa = params->isa;
+    st = rf_context_new(e->model, &cp, &e->ctx, err);
+    if (st) goto fail;
+    e->p.n_ctx = rf_context_n_ctx(e->ctx);
+    e->p.n_threads = rf_context_n_threads(e->ctx);
+    int64_t full = (int64_t)e->p.max_seqs * e->p.n_ctx;
+    if (!e->p.kv_budget || e->p.kv_budget > full) e->p.kv_budget = full;
+    e->stats.kv_budget = e->p.kv_budget;
+    e->model_name = model_name(e->model);
+    e->bytes_per_token = rf_model_token_bytes(e->model, 0).total;
+    const int32_t S = e->p.max_seqs, T = e->p.max_step_tokens;
+    e->queue = calloc((size_t)e->p.max_queue, sizeof *e->queue);
+    e->cancels = calloc((size_t)(e->p.max_queue + S), sizeof *e->cancels);
+    e->slots = calloc((size_t)S, sizeof *e->slots);
+    e->b_tok = malloc((size_t)T * sizeof(int32_t));
+    e->b_pos = malloc((size_t)T * sizeof(int32_t));
+    e->b_seq = malloc((size_t)T * sizeof(int32_t));
+    e->b_out = malloc((size_t)T);
+    e->out_slot = malloc((size_t)S * sizeof(int32_t));
+    e->text = malloc(RF_TS_PENDING + RF_TS_PIECE_MAX);
+    if (!e->model_name || !e->queue || !e->cancels || !e->slots || !e->b_tok || !e->b_pos ||
+        !e->b_seq || !e->b_out || !e->out_slot || !e->text) {
+        st = rf_error_set(err, RF_ERR_NOMEM, "engine: out of memory");
+        goto fail;
+    }
+    rf_sampler_params sp = {0.0f, 0, 1.0f, 0};
+    for (int32_t i = 0; i < S; i++) {
+        st = rf_sampler_new(&sp, rf_model_hparams(e->model)->n_vocab, &e->slots[i].smp, err);
+        if (st) goto fail;
+    }
+    e->next_id = 1;
+    if (pthread_create(&e->thread, NULL, rf_scheduler_main, e) != 0) {
+        st = rf_error_set(err, RF_ERR_INTERNAL, "engine: cannot start the scheduler thread");
+        goto fail;
+    }
+    e->started = 1;
+    *out = e;
+    return RF_OK;
+fail:
+    rf_engine_close(e);
+    return st;
+}
+
+void rf_engine_close(rf_engine *e) {
+    if (!e) return;
+    if (e->started) {
+        pthread_mutex_lock(&e->mu);
+        e->stop = 1;
+        pthread_cond_broadcast(&e->cv);
+        pthread_mutex_unlock(&e->mu);
+        pthread_join(e->thread, NULL); /* the scheduler ends every request on its way out */
+    }
+    for (int32_t i = 0; e->queue && i < e->q_len; i++) {
+        rf_req *r = e->queue[(e->q_head + i) % e->p.max_queue];
+        free(r->prompt);
+        free(r);
+    }
+    if (e->slots)
+        for (int32_t i = 0; i < e->p.max_seqs; i++) rf_sampler_free(e->slots[i].smp);
+    free(e->slots);
+    free(e->queue);
+    free(e->cancels);
+    free(e->b_tok);
+    free(e->b_pos);
+    free(e->b_seq);
+    free(e->b_out);
+    free(e->out_slot);
+    free(e->text);
+    free(e->model_name);
+    rf_context_free(e->ctx);
+    rf_model_free(e->model);
+    pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->cv);
+    free(e);
+}
+
+void rf_engine_get_info(const rf_engine *e, rf_engine_info *o) {
+    const rf_hparams *hp = rf_model_hparams(e->model);
+    const rf_gguf *g = rf_model_gguf(e->model);
+    memset(o, 0, sizeof *o);
+    o->model_path = rf_model_path(e->model);
+    o->model_name = e->model_name;
+    o->arch = hp->arch;
+    o->n_vocab = hp->n_vocab;
+    o->n_ctx = e->p.n_ctx;
+    o->n_ctx_train = hp->n_ctx_train;
+    o->max_seqs = e->p.max_seqs;
+    o->n_threads = e->p.n_threads;
+    o->kv_budget = e->p.kv_budget;
+    o->kv_bytes = rf_context_kv_bytes(e->ctx);
+    for (uint64_t i = 0; i < rf_gguf_n_tensors(g); i++)
+        o->weight_bytes += rf_gguf_tensor_at(g, i)->nbytes;
+    o->file_bytes = rf_gguf_file_size(g);
+    o->bytes_per_token = e->bytes_per_token;
+    o->kernels = rf_isa_name(rf_context_isa(e->ctx));
+}
+
+int64_t rf_engine_tokenize(const rf_engine *e, const char *text, size_t len, bool add_bos,
+                           bool parse_special, int32_t *out, int64_t cap, rf_error *err) {
+    return rf_tokenizer_encode(rf_model_tokenizer(e->model), text, len, add_bos, parse_special, out,
+                               cap, err);
+}
+
+int64_t rf_engine_detokenize(const rf_engine *e, const int32_t *ids, int64_t n, char *buf,
+                             int64_t cap) {
+    return rf_tokenizer_decode(rf_model_tokenizer(e->model), ids, n, false, buf, cap);
+}
+
+rf_status rf_engine_chat_prompt(const rf_engine *e, const rf_message *msgs, size_t n,
+                                bool add_generation_prompt, char **out, rf_error *err) {
+    *out = NULL;
+    rf_chat_msg *m = malloc((n ? n : 1) * sizeof *m);
+    if (!m) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) m[i] = (rf_chat_msg){msgs[i].role, msgs[i].content};
+    rf_buf b;
+    rf_buf_init(&b, 0);
+    rf_status st =
+        rf_chat_render(rf_model_chat_format(e->model), m, n, add_generation_prompt, &b, err);
+    free(m);
+    if (st) {
+        rf_buf_free(&b);
+        return st;
+    }
+    *out = (char *)rf_buf_take(&b, NULL);
+    return RF_OK;
+}
+
+rf_status rf_engine_submit(rf_engine *e, const int32_t *prompt, int32_t n_prompt,
+                           const rf_request_params *p, rf_event_fn fn, void *user, uint64_t *id,
+                           rf_error *err) {
+    const int32_t n_vocab = rf_model_hparams(e->model)->n_vocab;
+    if (!fn) return rf_error_set(err, RF_ERR_ARG, "no event callback");
+    if (n_prompt < 1 || !prompt) return rf_error_set(err, RF_ERR_ARG, "empty prompt");
+    for (int32_t i = 0; i < n_prompt; i++)
+        if (prompt[i] < 0 || prompt[i] >= n_vocab)
+            return rf_error_set(err, RF_ERR_ARG, "prompt token %d: id %d is not in [0, %d)", i,
+                                prompt[i], n_vocab);
+    if (p->max_tokens < -1 || p->max_tokens == 0)
+        return rf_error_set(err, RF_ERR_ARG, "max_tokens %d must be positive (or -1)",
+                            p->max_tokens);
+    rf_sampler_params sp = {p->temperature, p->top_k, p->top_p, p->seed};
+    rf_status st = rf_sampler_check(&sp, err);
+    if (st) return st;
+    int64_t need = (int64_t)n_prompt + (p->max_tokens < 0 ? 1 : p->max_tokens);
+    if (need > e->p.n_ctx || need > e->p.kv_budget)
+        return rf_error_set(err, RF_ERR_CONTEXT,
+                            "the request needs %lld positions (%d prompt tokens + %d to generate), "
+                            "more than the context of %d tokens",
+                            (long long)need, n_prompt, p->max_tokens < 0 ? 1 : p->max_tokens,
+                            e->p.n_ctx);
+    rf_req *r = calloc(1, sizeof *r);
+    int32_t *copy = malloc((size_t)n_prompt * sizeof *copy);
+    if (!r || !copy) {
+        free(r);
+        free(copy);
+        return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    }
+    memcpy(copy, prompt, (size_t)n_prompt * sizeof *copy);
+    r->prompt = copy;
+    r->n_prompt = n_prompt;
+    r->fn = fn;
+    r->user = user;
+    r->p = *p;
+    for (int i = 0; i < RF_MAX_STOPS && p->stop[i]; i++) {
+        size_t n = strlen(p->stop[i]);
+        if (n == 0 || n > RF_MAX_STOP_LEN) {
+            free(copy);
+            free(r);
+            return rf_error_set(err, RF_ERR_ARG, "stop string %d: length %zu is not in [1, %d]", i,
+                                n, RF_MAX_STOP_LEN);
+        }
+        memcpy(r->stops[r->n_stops++], p->stop[i], n + 1);
+    }
+    memset(r->p.stop, 0, sizeof r->p.stop);
+    /* unbounded requests reserve the whole context */
+    r->reserve = p->max_tokens < 0 ? e->p.n_ctx : need;
+    if (r->reserve > e->p.kv_budget) r->reserve = e->p.kv_budget;
+    r->t_submit_ns = rf_now_ns();
+    pthread_mutex_lock(&e->mu);
+    if (e->q_len >= e->p.max_queue || e->stop) {
+        e->stats.refused_busy++;
+        pthread_mutex_unlock(&e->mu);
+        free(copy);
+        free(r);
+        return rf_error_set(err, RF_ERR_BUSY, "the request queue is full (%d waiting)",
+                            e->p.max_queue);
+    }
+    r->id = e->next_id++;
+    e->queue[(e->q_head + e->q_len++) % e->p.max_queue] = r;
+    if (id) *id = r->id;
+    pthread_cond_signal(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+    return RF_OK;
+}
+
+rf_status rf_engine_cancel(rf_engine *e, uint64_t id) {
+    rf_status st = RF_ERR_ARG;
+    pthread_mutex_lock(&e->mu);
+    for (int32_t i = 0; i < e->q_len && st; i++)
+        if (e->queue[(e->q_head + i) % e->p.max_queue]->id == id) st = RF_OK;
+    for (int32_t i = 0; i < e->p.max_seqs && st; i++)
+        if (e->slots[i].state != SLOT_FREE && e->slots[i].req->id == id) st = RF_OK;
+    if (!st) {
+        int dup = 0;
+        for (int32_t i = 0; i < e->n_cancels; i++) dup |= e->cancels[i] == id;
+        if (!dup) e->cancels[e->n_cancels++] = id; /* bounded: at most queue + slots live ids */
+        pthread_cond_signal(&e->cv);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return st;
+}
+
+void rf_engine_get_stats(rf_engine *e, rf_engine_stats *out) {
+    pthread_mutex_lock(&e->mu);
+    *out = e->stats;
+    out->waiting = e->q_len;
+    out->running = 0;
+    for (int32_t i = 0; i < e->p.max_seqs; i++) out->running += e->slots[i].state != SLOT_FREE;
+    out->kv_reserved = e->kv_reserved;
+    pthread_mutex_unlock(&e->mu);
+}

@@ -1,0 +1,81 @@
+/* engine_int.h: the engine's state, shared by engine.c (the API: open, submit, cancel, text) and
+ * scheduler.c (the thread that admits requests and runs the batched steps). Not for callers.
+ *
+ * Locking: `mu` guards the waiting queue, the cancel list, each slot's id/state as seen by
+ * cancel, and the stats. The scheduler holds it only to move requests between the queue and the
+ * slots; it builds and runs steps and calls callbacks without it.
+ */
+#ifndef RF_ENGINE_ENGINE_INT_H
+#define RF_ENGINE_ENGINE_INT_H
+
+#include <pthread.h>
+
+#include "engine/textstream.h"
+#include "model/context.h"
+#include "model/sampler.h"
+#include "roofline/engine.h"
+
+/* A request as submitted (queued until a slot and KV budget are free). */
+typedef struct rf_req {
+    uint64_t id;
+    rf_event_fn fn;
+    void *user;
+    int32_t *prompt; /* owned */
+    int32_t n_prompt;
+    rf_request_params p; /* stop pointers are cleared: the strings live in stops */
+    char stops[RF_MAX_STOPS][RF_MAX_STOP_LEN + 1];
+    int n_stops;
+    int64_t reserve; /* KV positions reserved on admission */
+    int64_t t_submit_ns;
+} rf_req;
+
+typedef enum { SLOT_FREE = 0, SLOT_PREFILL, SLOT_DECODE } rf_slot_state;
+
+typedef struct rf_slot {
+    rf_slot_state state;
+    rf_req *req;    /* owned while the slot is busy */
+    int32_t n_done; /* prompt tokens in the cache */
+    int32_t next;   /* sampled token to run next step (SLOT_DECODE) */
+    int32_t n_gen;
+    int8_t out_mode; /* RF_OUT_TOP or RF_OUT_LOGITS */
+    int cancel;      /* set under mu by rf_engine_cancel */
+    int64_t t_admit_ns, t_first_ns;
+    rf_sampler *smp; /* one per slot, reconfigured per request */
+    rf_textstream ts;
+} rf_slot;
+
+struct rf_engine {
+    rf_engine_params p;
+    rf_model *model;
+    rf_context *ctx;
+    char *model_name;
+    uint64_t bytes_per_token;
+
+    pthread_t thread;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;
+
+    rf_req **queue; /* FIFO ring of max_queue */
+    int32_t q_head, q_len;
+    uint64_t *cancels; /* ids to cancel (queued or running), handled by the scheduler */
+    int32_t n_cancels;
+    uint64_t next_id;
+
+    rf_slot *slots; /* max_seqs */
+    int64_t kv_reserved;
+
+    /* step scratch, sized at open: nothing is allocated per step */
+    int32_t *b_tok, *b_pos, *b_seq;
+    int8_t *b_out;
+    int32_t *out_slot; /* slot of each output row */
+    char *text;        /* RF_TS_PENDING + RF_TS_PIECE_MAX */
+
+    rf_engine_stats stats; /* counters; running/waiting filled on read */
+};
+
+/* The scheduler thread's body (scheduler.c). */
+void *rf_scheduler_main(void *arg);
+
+#endif

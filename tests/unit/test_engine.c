@@ -1,0 +1,377 @@
+/* test_engine.c: the engine's scheduler on a tiny model: results equal a plain greedy loop,
+ * batched requests equal solo ones token for token, concurrent submissions from several
+ * threads, cancellation (queued and running), the KV budget (admission never overcommits,
+ * impossible requests refused), a full queue, stop strings, max_tokens, close with requests in
+ * flight, and no slot or budget left behind. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "model/context.h"
+#include "model/sampler.h"
+#include "roofline/engine.h"
+#include "tiny_model.h"
+
+#define MAXTOK 512
+
+typedef struct rec {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int32_t tokens[MAXTOK];
+    int n;
+    char text[4096];
+    size_t text_len;
+    rf_finish finish;
+    int done;
+    int finals; /* must end at exactly 1 */
+    int64_t t_first;
+    rf_engine *e;          /* for checks made from inside the callback */
+    uint64_t cancel_after; /* cancel itself after this many tokens (0: never) */
+    int64_t max_reserved;
+} rec;
+
+static void rec_init(rec *r) {
+    memset(r, 0, sizeof *r);
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+}
+
+static void on_event(void *user, const rf_event *ev) {
+    rec *r = user;
+    pthread_mutex_lock(&r->mu);
+    if (ev->token >= 0 && r->n < MAXTOK &&
+        (ev->finish == RF_FINISH_NONE || ev->finish == RF_FINISH_LENGTH))
+        r->tokens[r->n++] = ev->token;
+    if (r->text_len + ev->text_len < sizeof r->text) {
+        memcpy(r->text + r->text_len, ev->text, ev->text_len);
+        r->text_len += ev->text_len;
+    }
+    if (r->e) {
+        rf_engine_stats st;
+        rf_engine_get_stats(r->e, &st);
+        if (st.kv_reserved > r->max_reserved) r->max_reserved = st.kv_reserved;
+        if (r->cancel_after && (uint64_t)r->n == r->cancel_after && ev->finish == RF_FINISH_NONE)
+            rf_engine_cancel(r->e, ev->id); /* from inside a callback: allowed */
+    }
+    if (ev->finish != RF_FINISH_NONE) {
+        r->finish = ev->finish;
+        r->finals++;
+        r->done = 1;
+        pthread_cond_broadcast(&r->cv);
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void rec_wait(rec *r) {
+    pthread_mutex_lock(&r->mu);
+    while (!r->done) pthread_cond_wait(&r->cv, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static const char *g_model;
+
+static rf_engine *open_engine(int max_seqs, int64_t budget, int max_queue) {
+    rf_engine_params p = rf_engine_default_params();
+    p.model_path = g_model;
+    p.n_threads = 2;
+    p.max_seqs = max_seqs;
+    p.n_ctx = 96;
+    p.kv_budget = budget;
+    p.max_step_tokens = 64;
+    p.prefill_chunk = 8;
+    p.max_queue = max_queue;
+    rf_engine *e = NULL;
+    rf_error err = {0};
+    if (rf_engine_open(&p, &e, &err)) fprintf(stderr, "open: %s\n", err.msg);
+    return e;
+}
+
+static rf_request_params greedy(int max_tokens) {
+    rf_request_params p = rf_request_default_params();
+    p.max_tokens = max_tokens;
+    p.ignore_eos = true; /* random weights: keep going so lengths are known */
+    return p;
+}
+
+/* Plain greedy loop on a context: the oracle. */
+static int reference(const int32_t *prompt, int n_prompt, int n_gen, int32_t *out) {
+    rf_model *m = NULL;
+    rf_error err = {0};
+    if (rf_model_load(g_model, &m, &err)) return -1;
+    rf_context_params cp = rf_context_default_params();
+    cp.n_ctx = 96;
+    cp.n_batch = 64;
+    cp.n_threads = 2;
+    rf_context *c = NULL;
+    rf_context_new(m, &cp, &c, &err);
+    int32_t pos[64], seq[64] = {0};
+    int8_t lg[64] = {0};
+    for (int i = 0; i < n_prompt; i++) pos[i] = i;
+    lg[n_prompt - 1] = RF_OUT_LOGITS;
+    rf_batch b = {n_prompt, prompt, pos, seq, lg};
+    rf_decode(c, &b, &err);
+    for (int i = 0; i < n_gen; i++) {
+        out[i] = rf_argmax(rf_context_logits(c, 0), rf_model_hparams(m)->n_vocab);
+        int32_t p = n_prompt + i;
+        int8_t one = RF_OUT_LOGITS;
+        rf_batch d = {1, &out[i], &p, seq, &one};
+        rf_decode(c, &d, &err);
+    }
+    rf_context_free(c);
+    rf_model_free(m);
+    return 0;
+}
+
+static void make_prompt(int32_t *p, int n, uint64_t seed) {
+    p[0] = 2;
+    for (int i = 1; i < n; i++) p[i] = 6 + (int32_t)(rng_next(&seed) % 280);
+}
+
+static void test_single_and_batched(void) {
+    enum { R = 6, GEN = 20 };
+    int32_t prompts[R][40], want[R][GEN];
+    int lens[R] = {3, 17, 40, 9, 25, 1 + 1};
+    for (int i = 0; i < R; i++) {
+        make_prompt(prompts[i], lens[i], (uint64_t)i + 100);
+        CHECK(reference(prompts[i], lens[i], GEN, want[i]) == 0);
+    }
+    /* one at a time */
+    rf_engine *e = open_engine(4, 0, 16);
+    CHECK(e != NULL);
+    if (!e) return;
+    rec r;
+    rf_request_params p = greedy(GEN);
+    rf_error err = {0};
+    for (int i = 0; i < 2; i++) {
+        rec_init(&r);
+        CHECK(rf_engine_submit(e, prompts[i], lens[i], &p, on_event, &r, NULL, &err) == RF_OK);
+        rec_wait(&r);
+        CHECK(r.finish == RF_FINISH_LENGTH && r.n == GEN && r.finals == 1);
+        CHECK(memcmp(r.tokens, want[i], sizeof want[i]) == 0);
+    }
+    /* all together: 6 requests on 4 slots, prompts prefilled in chunks of 8 between decodes */
+    static rec rs[R];
+    for (int i = 0; i < R; i++) {
+        rec_init(&rs[i]);
+        CHECK(rf_engine_submit(e, prompts[i], lens[i], &p, on_event, &rs[i], NULL, &err) == RF_OK);
+    }
+    int same = 0;
+    for (int i = 0; i < R; i++) {
+        rec_wait(&rs[i]);
+        same += rs[i].n == GEN && memcmp(rs[i].tokens, want[i], sizeof want[i]) == 0;
+        CHECK(rs[i].finals == 1);
+    }
+    CHECK_MSG(same == R, "%d/%d batched requests equal their solo runs", same, R);
+    rf_engine_stats st;
+    usleep(20000);
+    rf_engine_get_stats(e, &st);
+    CHECK(st.running == 0 && st.waiting == 0 && st.kv_reserved == 0);
+    CHECK(st.finished[RF_FINISH_LENGTH] == R + 2);
+    rf_engine_close(e);
+}
+
+typedef struct submitter {
+    rf_engine *e;
+    int k;
+    rec recs[8];
+    int ok;
+} submitter;
+
+static void *submit_many(void *arg) {
+    submitter *s = arg;
+    rf_error err = {0};
+    for (int i = 0; i < 8; i++) {
+        int32_t prompt[12];
+        make_prompt(prompt, 12, (uint64_t)(s->k * 31 + i));
+        rf_request_params p = greedy(5 + i);
+        p.temperature = (i % 2) ? 0.8f : 0.0f;
+        p.seed = (uint64_t)i;
+        rec_init(&s->recs[i]);
+        s->ok += rf_engine_submit(s->e, prompt, 12, &p, on_event, &s->recs[i], NULL, &err) == RF_OK;
+    }
+    return NULL;
+}
+
+static void test_concurrent_submitters(void) {
+    rf_engine *e = open_engine(8, 0, 64);
+    CHECK(e != NULL);
+    if (!e) return;
+    static submitter subs[4];
+    pthread_t th[4];
+    for (int k = 0; k < 4; k++) {
+        subs[k].e = e;
+        subs[k].k = k;
+        subs[k].ok = 0;
+        pthread_create(&th[k], NULL, submit_many, &subs[k]);
+    }
+    for (int k = 0; k < 4; k++) pthread_join(th[k], NULL);
+    int good = 0;
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 8; i++) {
+            rec_wait(&subs[k].recs[i]);
+            good += subs[k].recs[i].finals == 1 && subs[k].recs[i].n == 5 + i &&
+                    subs[k].recs[i].finish == RF_FINISH_LENGTH;
+        }
+    CHECK(subs[0].ok + subs[1].ok + subs[2].ok + subs[3].ok == 32);
+    CHECK_MSG(good == 32, "%d/32 requests completed as asked", good);
+    rf_engine_close(e);
+}
+
+static void test_cancel(void) {
+    rf_engine *e = open_engine(1, 0, 8);
+    CHECK(e != NULL);
+    if (!e) return;
+    int32_t prompt[8];
+    make_prompt(prompt, 8, 5);
+    rf_request_params p = greedy(80);
+    rf_error err = {0};
+    static rec running, queued, self;
+    rec_init(&running);
+    rec_init(&queued);
+    rec_init(&self);
+    uint64_t id_run = 0, id_q = 0;
+    CHECK(rf_engine_submit(e, prompt, 8, &p, on_event, &running, &id_run, &err) == RF_OK);
+    CHECK(rf_engine_submit(e, prompt, 8, &p, on_event, &queued, &id_q, &err) == RF_OK);
+    /* the second waits for the only slot; cancel it while queued, and the first mid-stream */
+    CHECK(rf_engine_cancel(e, id_q) == RF_OK);
+    while (1) {
+        pthread_mutex_lock(&running.mu);
+        int n = running.n;
+        pthread_mutex_unlock(&running.mu);
+        if (n >= 3) break;
+        usleep(1000);
+    }
+    CHECK(rf_engine_cancel(e, id_run) == RF_OK);
+    rec_wait(&running);
+    rec_wait(&queued);
+    CHECK(running.finish == RF_FINISH_CANCELLED && running.n < 80 && running.finals == 1);
+    CHECK(queued.finish == RF_FINISH_CANCELLED && queued.n == 0 && queued.finals == 1);
+    CHECK(rf_engine_cancel(e, id_run) == RF_ERR_ARG); /* already finished */
+    CHECK(rf_engine_cancel(e, 987654) == RF_ERR_ARG);
+    /* a callback cancelling its own request after 4 tokens */
+    self.e = e;
+    self.cancel_after = 4;
+    CHECK(rf_engine_submit(e, prompt, 8, &p, on_event, &self, NULL, &err) == RF_OK);
+    rec_wait(&self);
+    CHECK(self.finish == RF_FINISH_CANCELLED && self.n >= 4 && self.n <= 6);
+    rf_engine_stats st;
+    rf_engine_get_stats(e, &st);
+    CHECK(st.kv_reserved == 0 && st.running == 0);
+    rf_engine_close(e);
+}
+
+static void test_budget_and_queue(void) {
+    /* budget of 100 positions: each request reserves 10 + 30 = 40, so at most two run at once */
+    rf_engine *e = open_engine(4, 100, 4);
+    CHECK(e != NULL);
+    if (!e) return;
+    int32_t prompt[10];
+    make_prompt(prompt, 10, 9);
+    rf_request_params p = greedy(30);
+    rf_error err = {0};
+    static rec rs[4];
+    for (int i = 0; i < 4; i++) {
+        rec_init(&rs[i]);
+        rs[i].e = e;
+        CHECK(rf_engine_submit(e, prompt, 10, &p, on_event, &rs[i], NULL, &err) == RF_OK);
+    }
+    /* more than the whole budget (or the context) is refused outright, with the reason */
+    rf_request_params big = greedy(95);
+    CHECK(rf_engine_submit(e, prompt, 10, &big, on_event, &rs[0], NULL, &err) == RF_ERR_CONTEXT);
+    CHECK(strstr(err.msg, "positions") != NULL);
+    int64_t peak = 0;
+    for (int i = 0; i < 4; i++) {
+        rec_wait(&rs[i]);
+        CHECK(rs[i].finish == RF_FINISH_LENGTH && rs[i].n == 30);
+        if (rs[i].max_reserved > peak) peak = rs[i].max_reserved;
+    }
+    CHECK_MSG(peak <= 100 && peak >= 80, "peak reserved %lld", (long long)peak);
+    rf_engine_close(e);
+
+    /* a queue of 2 behind one slot: the third waiting request is refused with RF_ERR_BUSY */
+    e = open_engine(1, 0, 2);
+    static rec q[4];
+    rf_request_params slow = greedy(60);
+    int busy = 0, accepted = 0;
+    for (int i = 0; i < 4; i++) {
+        rec_init(&q[i]);
+        rf_status st = rf_engine_submit(e, prompt, 10, &slow, on_event, &q[i], NULL, &err);
+        busy += st == RF_ERR_BUSY;
+        accepted += st == RF_OK;
+    }
+    CHECK_MSG(busy >= 1 && accepted >= 2, "busy %d accepted %d", busy, accepted);
+    rf_engine_stats st;
+    rf_engine_get_stats(e, &st);
+    CHECK(st.refused_busy == (uint64_t)busy);
+    /* close with requests in flight: each accepted one gets exactly one final event */
+    rf_engine_close(e);
+    for (int i = 0; i < 4; i++)
+        if (q[i].done) CHECK(q[i].finals == 1);
+    int finals = 0;
+    for (int i = 0; i < 4; i++) finals += q[i].finals;
+    CHECK(finals == accepted);
+}
+
+static void test_stop_and_args(void) {
+    rf_engine *e = open_engine(2, 0, 8);
+    CHECK(e != NULL);
+    if (!e) return;
+    int32_t prompt[6];
+    make_prompt(prompt, 6, 77);
+    rf_request_params p = greedy(24);
+    rf_error err = {0};
+    static rec a, b;
+    rec_init(&a);
+    CHECK(rf_engine_submit(e, prompt, 6, &p, on_event, &a, NULL, &err) == RF_OK);
+    rec_wait(&a);
+    CHECK(a.text_len > 6);
+    /* stop on a 3-byte piece of that output: the text ends right before its first occurrence */
+    char stop[4];
+    memcpy(stop, a.text + 3, 3);
+    stop[3] = 0;
+    const char *first = strstr(a.text, stop);
+    p.stop[0] = stop;
+    rec_init(&b);
+    CHECK(rf_engine_submit(e, prompt, 6, &p, on_event, &b, NULL, &err) == RF_OK);
+    rec_wait(&b);
+    CHECK(b.finish == RF_FINISH_STOP);
+    CHECK(first && b.text_len == (size_t)(first - a.text) &&
+          memcmp(b.text, a.text, b.text_len) == 0);
+
+    /* bad arguments: nothing queued, a clear error */
+    int32_t bad_tok = 999999;
+    CHECK(rf_engine_submit(e, &bad_tok, 1, &p, on_event, &b, NULL, &err) == RF_ERR_ARG);
+    CHECK(rf_engine_submit(e, prompt, 0, &p, on_event, &b, NULL, &err) == RF_ERR_ARG);
+    rf_request_params q = greedy(4);
+    q.top_p = 2;
+    CHECK(rf_engine_submit(e, prompt, 6, &q, on_event, &b, NULL, &err) == RF_ERR_ARG &&
+          strstr(err.msg, "top_p"));
+    q = greedy(4);
+    char longstop[RF_MAX_STOP_LEN + 2];
+    memset(longstop, 'x', sizeof longstop - 1);
+    longstop[sizeof longstop - 1] = 0;
+    q.stop[0] = longstop;
+    CHECK(rf_engine_submit(e, prompt, 6, &q, on_event, &b, NULL, &err) == RF_ERR_ARG);
+    q = greedy(0);
+    CHECK(rf_engine_submit(e, prompt, 6, &q, on_event, &b, NULL, &err) == RF_ERR_ARG);
+    rf_engine_close(e);
+}
+
+int main(void) {
+    tiny_spec s = tiny_default();
+    s.wtype = RF_TYPE_Q8_0;
+    g_model = tiny_write_file(&s, "engine");
+    CHECK(g_model != NULL);
+    static char path[256];
+    snprintf(path, sizeof path, "%s", g_model);
+    g_model = path;
+    test_single_and_batched();
+    test_concurrent_submitters();
+    test_cancel();
+    test_budget_and_queue();
+    test_stop_and_args();
+    remove(path);
+    return check_summary("test_engine");
+}
