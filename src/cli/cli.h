@@ -30,5 +30,7 @@ int cli_tokenize(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_membw(int argc, char **argv);
 int cli_speed(int argc, char **argv);
+int cli_fake(int argc, char **argv);
+int cli_bench(int argc, char **argv);
 
 #endif

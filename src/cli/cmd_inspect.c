@@ -4,7 +4,10 @@
 
 #include "cli.h"
 #include "format/gguf.h"
+#include "analysis/membw.h"
+#include "analysis/roofline.h"
 #include "kernels/types.h"
+#include "model/model.h"
 
 static void print_str(rf_str s, size_t max) {
     putchar('"');
@@ -74,18 +77,70 @@ static void print_shape(const rf_gguf_tensor *t) {
     printf("%-16s", buf);
 }
 
+/* Bytes per decoded token and the roofline ceiling, for a model roofline can load. */
+static int print_roofline(const char *path, int32_t ctx, double bw) {
+    rf_model *m = NULL;
+    rf_error err = {0};
+    rf_status st = rf_model_load(path, &m, &err);
+    if (st) {
+        printf("\n(not a model roofline runs: %s)\n", err.msg);
+        return RF_EXIT_OK;
+    }
+    rf_token_bytes b = rf_model_token_bytes(m, ctx);
+    printf("\nbytes read per decoded token (context %d)\n", ctx);
+    printf("  %-22s %14llu B %8.2f MB\n", "matmul weights", (unsigned long long)b.matmul,
+           (double)b.matmul / 1e6);
+    printf("  %-22s %14llu B %8.2f MB%s\n", "output head", (unsigned long long)b.head,
+           (double)b.head / 1e6, b.tied ? "  (tied to the embedding: read in full)" : "");
+    if (!b.tied)
+        printf("  %-22s %14llu B %8.2f MB\n", "embedding row", (unsigned long long)b.embed_row,
+               (double)b.embed_row / 1e6);
+    printf("  %-22s %14llu B %8.2f MB\n", "norms", (unsigned long long)b.norms,
+           (double)b.norms / 1e6);
+    printf("  %-22s %14llu B %8.2f MB\n", "KV cache (f16)", (unsigned long long)b.kv,
+           (double)b.kv / 1e6);
+    printf("  %-22s %14llu B %8.2f MB\n", "total", (unsigned long long)b.total,
+           (double)b.total / 1e6);
+    const char *how = "given with --bw";
+    if (bw <= 0) {
+        rf_membw_params mp = {0};
+        mp.repeats = 5;
+        rf_membw_result r;
+        if (rf_membw_measure(&mp, &r, &err) == RF_OK) {
+            bw = r.median_gbs;
+            how = "measured: roofline membw, median of 5";
+        }
+    }
+    if (bw > 0)
+        printf("read bandwidth  %.2f GB/s (%s)\nroofline ceiling %.1f tok/s single-stream decode\n",
+               bw, how, rf_roofline_tok_s(bw * 1e9, &b));
+    rf_model_free(m);
+    return RF_EXIT_OK;
+}
+
 int cli_inspect(int argc, char **argv) {
     const char *path = NULL;
     int show_tensors = 1;
+    long ctx = 0;
+    double bw = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: roofline inspect [FILE] [--no-tensors]\n"
-                   "Prints a GGUF file's header, metadata, tensor table and type mix.\n"
+            printf("usage: roofline inspect [FILE] [--no-tensors] [--ctx N] [--bw GBS]\n"
+                   "Prints a GGUF file's header, metadata, tensor table and type mix; for a model\n"
+                   "roofline runs, the bytes read per decoded token by role at context N (default\n"
+                   "0) and the roofline ceiling tok/s = read bandwidth / bytes per token, with the\n"
+                   "bandwidth measured as `roofline membw` does unless --bw gives it (GB/s).\n"
                    "FILE defaults to the embedded model (%s).\n",
                    cli_default_model());
             return RF_EXIT_OK;
         } else if (strcmp(argv[i], "--no-tensors") == 0) {
             show_tensors = 0;
+        } else if (strcmp(argv[i], "--ctx") == 0 && i + 1 < argc) {
+            if (!cli_parse_int("inspect", "--ctx", argv[++i], 0, 1 << 24, &ctx))
+                return RF_EXIT_BAD_INPUT;
+        } else if (strcmp(argv[i], "--bw") == 0 && i + 1 < argc) {
+            if (!cli_parse_float("inspect", "--bw", argv[++i], 0.001, 1e6, &bw))
+                return RF_EXIT_BAD_INPUT;
         } else if (strcmp(argv[i], "-m") == 0 && i + 1 < argc) {
             path = argv[++i];
         } else if (argv[i][0] == '-') {
@@ -134,5 +189,5 @@ int cli_inspect(int argc, char **argv) {
     printf("  total  %4llu tensors %12llu bytes\n", (unsigned long long)rf_gguf_n_tensors(g),
            (unsigned long long)total);
     rf_gguf_close(g);
-    return RF_EXIT_OK;
+    return print_roofline(path, (int32_t)ctx, bw);
 }

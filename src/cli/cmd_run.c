@@ -126,8 +126,14 @@ static rf_status tokenize(const rf_tokenizer *tok, const char *text, int32_t **i
     if (!p) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
     *ids = p;
     int64_t got = rf_tokenizer_encode(tok, text, len, true, true, p, cap, err);
-    if (got < 0) return err->code ? err->code : RF_ERR_INTERNAL;
-    if (got > cap) return rf_error_set(err, RF_ERR_INTERNAL, "token buffer too small");
+    if (got > cap && got < (int64_t)1 << 31) { /* spaces may become several byte tokens: retry */
+        p = realloc(*ids, (size_t)got * sizeof *p);
+        if (!p) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+        *ids = p;
+        cap = got;
+        got = rf_tokenizer_encode(tok, text, len, true, true, p, cap, err);
+    }
+    if (got < 0 || got > cap) return err->code ? err->code : RF_ERR_INTERNAL;
     *n = got;
     return RF_OK;
 }

@@ -242,10 +242,12 @@ int cli_speed(int argc, char **argv) {
     int reps = (int)o.reps;
     if (o.json) {
         printf("{\"model\": \"%s\", \"threads\": %d, \"kernels\": \"%s\", \"head\": \"%s\", "
-               "\"reps\": %d, \"bytes_per_token\": %llu, \"peak_rss_bytes\": %lld",
+               "\"reps\": %d, \"bytes_per_token\": %llu, \"peak_rss_bytes\": %lld, "
+               "\"kv_bytes\": %llu, \"model_file_bytes\": %llu",
                o.model, rf_context_n_threads(c), rf_isa_name(rf_context_isa(c)),
                o.head == RF_OUT_TOP ? "top" : "logits", reps, (unsigned long long)tb.total,
-               (long long)ru.ru_maxrss * 1024);
+               (long long)ru.ru_maxrss * 1024, (unsigned long long)rf_context_kv_bytes(c),
+               (unsigned long long)rf_gguf_file_size(rf_model_gguf(m)));
         if (o.pp) {
             printf(", \"pp\": {\"n\": %ld, \"median\": %.3f, \"runs\": [", o.pp, median(pp, reps));
             for (int r = 0; r < reps; r++) printf(r ? ", %.3f" : "%.3f", pp[r]);

@@ -14,11 +14,13 @@ typedef struct verb_entry {
 } verb_entry;
 
 static const verb_entry g_verbs[] = {
+    {"bench", cli_bench, "the benchmark agent: suites over backends, scoreboard and report"},
     {"run", cli_run, "generate text from a prompt (streams to stdout)"},
     {"tokenize", cli_tokenize, "print the token ids of a text"},
     {"inspect", cli_inspect, "a GGUF file's header, metadata, tensors, bytes per token, roofline"},
     {"membw", cli_membw, "measure the machine's memory read bandwidth"},
     {"speed", cli_speed, "engine throughput: prefill, decode, batched decode (as llama-bench)"},
+    {"fake-backend", cli_fake, "a fake OpenAI server with a programmed schedule and faults"},
 };
 
 static void usage(FILE *f) {

@@ -1,0 +1,116 @@
+/* backend.c: the backend registry, configuration copies and result helpers. */
+#include "bench/backend.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const rf_backend_vtable *const g_backends[] = {&rf_backend_local, &rf_backend_openai};
+
+const char *rf_bk_error_name(rf_bk_error e) {
+    static const char *names[RF_BK_ERROR_COUNT] = {
+        "ok",        "refused",     "timeout",      "stall",     "http_4xx", "http_5xx",
+        "truncated", "invalid_json", "server_error", "cancelled", "internal"};
+    return e < RF_BK_ERROR_COUNT ? names[e] : "unknown";
+}
+
+void rf_bk_result_init(rf_bk_result *r) {
+    memset(r, 0, sizeof *r);
+    rf_buf_init(&r->text, 0);
+    r->prompt_tokens = r->completion_tokens = r->client_tokens = -1;
+}
+
+void rf_bk_result_free(rf_bk_result *r) {
+    free(r->ev_t);
+    free(r->ev_tokens);
+    rf_buf_free(&r->text);
+    for (int32_t i = 0; i < r->n_calls; i++) {
+        free(r->calls[i].id);
+        free(r->calls[i].name);
+        free(r->calls[i].arguments);
+    }
+    free(r->calls);
+    rf_bk_result_init(r);
+}
+
+bool rf_bk_result_event(rf_bk_result *r, int64_t t, int32_t tokens) {
+    if (r->n_ev == r->cap_ev) {
+        int32_t cap = r->cap_ev ? r->cap_ev * 2 : 256;
+        int64_t *nt = realloc(r->ev_t, (size_t)cap * sizeof *nt);
+        if (!nt) return false;
+        r->ev_t = nt;
+        int32_t *nk = realloc(r->ev_tokens, (size_t)cap * sizeof *nk);
+        if (!nk) return false;
+        r->ev_tokens = nk;
+        r->cap_ev = cap;
+    }
+    r->ev_t[r->n_ev] = t;
+    r->ev_tokens[r->n_ev] = tokens;
+    r->n_ev++;
+    if (!r->t_first_content) r->t_first_content = t;
+    r->t_last_content = t;
+    return true;
+}
+
+void rf_bk_fail(rf_bk_result *r, rf_bk_error e, const char *fmt, ...) {
+    if (r->err != RF_BK_OK) return; /* the first error is the cause */
+    r->err = e;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err_msg, sizeof r->err_msg, fmt, ap);
+    va_end(ap);
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+static void free_cfg(rf_backend_cfg *c) {
+    free((void *)c->name);
+    free((void *)c->uri);
+    free((void *)c->model);
+    free((void *)c->api_key_env);
+    memset(c, 0, sizeof *c);
+}
+
+rf_status rf_backend_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend **out,
+                          rf_error *err) {
+    *out = NULL;
+    if (!cfg->uri || !*cfg->uri) return rf_error_set(err, RF_ERR_ARG, "backend without a URI");
+    const char *colon = strchr(cfg->uri, ':');
+    size_t n = colon ? (size_t)(colon - cfg->uri) : strlen(cfg->uri);
+    const rf_backend_vtable *vt = NULL;
+    for (size_t i = 0; i < sizeof g_backends / sizeof g_backends[0]; i++)
+        if (strlen(g_backends[i]->scheme) == n && !strncmp(g_backends[i]->scheme, cfg->uri, n))
+            vt = g_backends[i];
+    if (!vt)
+        return rf_error_set(err, RF_ERR_ARG,
+                            "backend '%s': unknown scheme '%.*s' in '%s' (known: local, "
+                            "local:MODEL.gguf, openai:URL)",
+                            cfg->name ? cfg->name : "?", (int)n, cfg->uri, cfg->uri);
+    rf_backend_cfg copy = *cfg;
+    copy.name = dup_or_null(cfg->name ? cfg->name : cfg->uri);
+    copy.uri = dup_or_null(cfg->uri);
+    copy.model = dup_or_null(cfg->model);
+    copy.api_key_env = dup_or_null(cfg->api_key_env);
+    if (!copy.timeout_s) copy.timeout_s = 600;
+    if (!copy.stall_s) copy.stall_s = 60;
+    rf_backend *b = NULL;
+    rf_status st = vt->open(&copy, loop, &b, err);
+    if (st) {
+        free_cfg(&copy);
+        rf_error_prefix(err, "backend '%s'", cfg->name ? cfg->name : cfg->uri);
+        return st;
+    }
+    b->vt = vt;
+    b->cfg = copy;
+    b->loop = loop;
+    *out = b;
+    return RF_OK;
+}
+
+void rf_backend_close(rf_backend *b) {
+    if (!b) return;
+    rf_backend_cfg cfg = b->cfg;
+    b->vt->close(b);
+    free_cfg(&cfg);
+}

@@ -1,0 +1,176 @@
+/* bench.h: the benchmark agent's run: the run description (backends with their price and
+ * hardware fields, suites and their parameters), the running state shared by the suites, and
+ * the request helper every suite sends through.
+ *
+ * Flow: rf_run_desc (from flags or a JSON file, runfile.c) -> rf_bench_open (run directory,
+ * records.jsonl, event loop, backends) -> suites (suite_*.c), each sending rf_send requests and
+ * reading them back when done -> rf_bench_finish (summary.json, scoreboard.md).
+ * Every finished request is appended to records.jsonl and flushed before its suite sees it, so
+ * an interrupted run keeps everything it measured; an interrupt (SIGINT) stops the loop, the
+ * suites return early, and the summary covers what finished.
+ *
+ * Ownership: the rf_bench owns the loop, the backends, the records file and the summary; suites
+ * own their rf_send arrays. All of it runs on one thread (the loop's).
+ */
+#ifndef RF_BENCH_BENCH_H
+#define RF_BENCH_BENCH_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bench/backend.h"
+#include "bench/loop.h"
+#include "bench/stats.h"
+
+#define RF_BENCH_MAX_BACKENDS 16
+#define RF_BENCH_MAX_LEVELS 16
+
+typedef struct rf_bench_backend {
+    rf_backend_cfg cfg;     /* name, uri, model, api_key_env, threads, ... */
+    double usd_per_hour;    /* instance price (0: unknown) */
+    double usd_per_m_input; /* per-token prices (0: unknown) */
+    double usd_per_m_output;
+    const char *hardware;   /* e.g. "NVIDIA L4", "2-core AMD EPYC" */
+    double mem_bw_gbs;      /* the hardware's memory bandwidth (0: unknown) */
+    rf_backend *b;          /* NULL when it failed to open (open_error says why) */
+    char open_error[RF_ERROR_MSG_MAX];
+} rf_bench_backend;
+
+typedef struct rf_run_desc {
+    rf_bench_backend backends[RF_BENCH_MAX_BACKENDS];
+    int n_backends;
+    /* suites to run, in this order */
+    bool speed, load, accuracy, agent, probe, aba;
+    /* speed: the seeds' single-stream measurement */
+    int speed_runs;          /* default 3 */
+    int speed_tokens;        /* default 512 */
+    const char *speed_prompt;
+    /* load: fixed concurrency levels, or a Poisson request rate */
+    int levels[RF_BENCH_MAX_LEVELS];
+    int n_levels;            /* default 1, 4, 16 */
+    int load_requests;       /* per level; 0: max(8, 2 * level) */
+    int load_tokens;         /* default 128 */
+    int load_warmup;         /* requests per level excluded from statistics; default 1 */
+    double rate;             /* > 0: Poisson mode, requests per second */
+    int rate_requests;       /* Poisson mode: how many; default 32 */
+    int rate_max_concurrency;/* Poisson mode: 0 = unbounded */
+    uint64_t rate_seed;
+    /* accuracy */
+    const char *questions;   /* JSONL file; default data/accuracy/seed40.jsonl */
+    int accuracy_tokens;     /* default 48 */
+    int accuracy_concurrency;/* default 8 */
+    /* agent */
+    const char *agent_task;  /* default data/agent/count_ids.json */
+    int agent_runs;          /* default: the task's (3) */
+    /* probe */
+    const char *probe_question;
+    /* aba */
+    const char *aba_a, *aba_b; /* backend names */
+    bool aba_speed, aba_load;  /* suites run in each A/B/A phase */
+    /* output */
+    const char *out_dir;     /* runs/<timestamp> by default */
+    bool progress;           /* progress bar (terminal) or plain lines */
+    const char *data_dir;    /* where default data files live */
+} rf_run_desc;
+
+void rf_run_desc_defaults(rf_run_desc *d);
+
+typedef struct rf_bench rf_bench;
+
+/* A request a suite sends: inputs, where it belongs, and its result. */
+typedef struct rf_send rf_send;
+typedef void (*rf_send_done_fn)(rf_send *s);
+
+#define RF_SEND_MAX_MSGS 8
+struct rf_send {
+    rf_bk_request req; /* messages, sampling, result */
+    rf_bk_message msgs[RF_SEND_MAX_MSGS];
+    rf_bench *bench;
+    rf_bench_backend *bb;
+    const char *suite;  /* "speed", "load", ... */
+    char item[64];      /* question id, "run 2", ... */
+    int level;          /* concurrency level or 0 */
+    int warmup;         /* excluded from statistics */
+    int64_t t_intended; /* scheduled send time (monotonic ns); 0: sent when started */
+    int started, finished;
+    rf_send_done_fn on_result; /* before the record is written: attach a grade (optional) */
+    rf_send_done_fn on_done;   /* after the record is written; may start another send */
+    void *user;
+    /* graded suites fill these before the record is written */
+    json_t *grade;      /* object merged into the record (owned; freed with the send) */
+    int inflight_idx;   /* position in the bench's in-flight list while started */
+};
+
+/* ---- running ---- */
+
+rf_status rf_bench_open(rf_run_desc *d, volatile sig_atomic_t *interrupted, rf_bench **out,
+                        rf_error *err);
+/* Writes summary.json and scoreboard.md; prints the scoreboard and the run directory. */
+rf_status rf_bench_finish(rf_bench *b, rf_error *err);
+void rf_bench_close(rf_bench *b);
+
+rf_run_desc *rf_bench_run(rf_bench *b);
+const char *rf_bench_dir(const rf_bench *b);
+int rf_bench_interrupted(const rf_bench *b);
+json_t *rf_bench_summary(rf_bench *b); /* the summary object suites add their sections to */
+int64_t rf_bench_t0(const rf_bench *b);
+
+/* Prepares s for a chat request to bb (one user message; more can be set in s->msgs). */
+void rf_send_init(rf_send *s, rf_bench *b, rf_bench_backend *bb, const char *suite,
+                  const char *prompt, int max_tokens);
+/* Sends s at monotonic time t (0: now). Exactly one on_done follows, on the loop thread. */
+void rf_send_at(rf_send *s, int64_t t);
+/* Calls fn(user) on the loop at monotonic time t (scheduled sends). */
+rf_status rf_bench_loop_at(rf_bench *b, int64_t t, rf_loop_fn fn, void *user, rf_error *err);
+/* JSON string of len bytes of model output: invalid UTF-8 bytes become U+FFFD. */
+json_t *rf_json_text(const char *p, size_t len);
+/* Runs the loop until *outstanding reaches 0 or the run is interrupted. */
+rf_status rf_bench_wait(rf_bench *b, const volatile int *outstanding, rf_error *err);
+/* Frees what the backend and the grade left in s (call once the suite is done with it). */
+void rf_send_free(rf_send *s);
+
+/* Derived per-request metrics (ms; -1 when not defined). */
+typedef struct rf_send_metrics {
+    int ok;
+    int32_t tokens;      /* output tokens: server usage, else client count, else events */
+    double ttft_ms;      /* sent -> first content event */
+    double e2e_ms;       /* sent -> last content event */
+    double tpot_ms;      /* (e2e - ttft) / (tokens - 1), tokens > 1 (vLLM's TPOT) */
+    double decode_tok_s; /* (tokens - 1) / (last - first content event) */
+    double e2e_tok_s;    /* tokens / e2e */
+    double queue_e2e_ms; /* intended send -> last content (queue-inclusive latency) */
+    double lag_ms;       /* actual send - intended send (schedule lag) */
+} rf_send_metrics;
+
+void rf_send_metrics_of(const rf_send *s, rf_send_metrics *m);
+
+/* Progress: a bar on a terminal, a line per step otherwise. */
+void rf_bench_progress(rf_bench *b, const char *what, int done, int total);
+void rf_bench_log(rf_bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- suites (suite_*.c); each adds its section to the summary ---- */
+rf_status rf_suite_speed(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err);
+rf_status rf_suite_load(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err);
+rf_status rf_suite_accuracy(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err);
+rf_status rf_suite_agent(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err);
+rf_status rf_suite_probe(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err);
+
+/* After the accuracy suite ran on every backend: the pairwise reply agreement. */
+void rf_accuracy_agreement(rf_bench *b);
+/* given, or ROOFLINE_DATA (default: the source tree's data/) + rel, written into buf. */
+const char *rf_bench_data_path(const char *given, const char *rel, char *buf, size_t cap);
+/* Loads the data files the configured suites need (question file, agent task) before anything
+ * runs, so a bad file stops the run with the file and line named and nothing half-measured. */
+rf_status rf_bench_preflight(const rf_run_desc *d, rf_error *err);
+rf_status rf_agent_preflight(const rf_run_desc *d, rf_error *err);
+
+/* Runs the configured suites over every backend (and the A/B/A sequence when asked). */
+rf_status rf_bench_run_all(rf_bench *b, rf_error *err);
+
+/* stats -> JSON object {n, min, p50, p90, p99, max, mean} */
+json_t *rf_stats_json(const rf_stats *s);
+
+#endif

@@ -1,0 +1,1058 @@
+/* fake_server.c: the fake OpenAI backend (see fake_server.h for the schedule, the "fake" field
+ * and the faults).
+ *
+ * Shape: libmicrohttpd in thread-per-connection mode. Each request gets a fake_req, created on
+ * the access handler's first call (t0, the schedule's origin) and shared, by a reference count,
+ * between the connection (released in the completion callback) and the response (released in
+ * the content reader's free callback). A stream's content reader produces one SSE write at a
+ * time: it formats the next event, then blocks in wait_until() until that event's absolute
+ * due time. wait_until() is a ppoll on two descriptors: the server's stop eventfd (written once
+ * by rf_fake_stop, never drained, so it wakes every waiter) and the client socket for
+ * POLLRDHUP, which reports a peer close without writing a byte (a stall must stay silent).
+ */
+#include "bench/fake_server.h"
+
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "util/buf.h"
+#include "util/clock.h"
+
+#define BODY_MAX        (1u << 20) /* request bodies above this get a 413 */
+#define CONN_LIMIT      2048u
+#define DEFAULT_TOKENS  16
+#define DEFAULT_FRAG    8
+#define MAX_TOKENS      1000000
+#define MAX_MS          600000.0
+#define MAX_STALL_MS    86400000.0
+#define FINGERPRINT     "fp_roofline_fake"
+#define BAD_TOOL_ARGS   "{\"ids\": [3, 14, 15"
+#define DEFAULT_TOK_TXT "tok "
+
+typedef struct fake_counters {
+    atomic_uint_least64_t requests, chat_requests, bad_requests, streams_started, streams_completed,
+        bodies_completed, faults_injected, client_disconnects;
+    atomic_uint_least64_t by_kind[RF_FAKE_FAULT_COUNT];
+} fake_counters;
+
+struct rf_fake {
+    struct MHD_Daemon *d;
+    rf_fake_params p;
+    char model[128];
+    int port;
+    int stop_fd; /* eventfd: readable once rf_fake_stop begins */
+    atomic_int stopping;
+    atomic_uint_least64_t ids; /* request ids */
+    atomic_uint_least64_t draws;
+    fake_counters c;
+};
+
+enum { END_NONE = 0, END_CLEAN, END_ABORT };
+enum { WAIT_DUE = 0, WAIT_STOP, WAIT_GONE };
+
+typedef struct fake_req {
+    rf_fake *srv;
+    atomic_int refs;
+    int64_t t0; /* arrival: monotonic ns */
+    int fd;     /* the connection's socket, polled for a peer close */
+    rf_buf body;
+    bool too_large;
+    json_t *root; /* the parsed request; the plan's strings are borrowed from it */
+
+    /* the plan */
+    bool stream, include_usage, usage;
+    int64_t ttft_ns, gap_ns, stall_ns;
+    rf_fake_fault fault;
+    int32_t fault_at, retry_after, tpc;
+    const char *model, *token_text, *reply, *finish;
+    size_t token_text_len;
+    int32_t n_content; /* content tokens */
+    size_t *reply_off; /* reply mode: n_content + 1 piece offsets */
+    bool has_tool;
+    const char *tool_name;
+    char *tool_args;  /* owned */
+    size_t *frag_off; /* n_frag + 1 offsets into tool_args */
+    int32_t n_frag;
+    int32_t n_cev, n_ev; /* content events, all events (content + tool deltas) */
+    int32_t completion_tokens, prompt_tokens;
+    char id[48], call_id[48];
+    long long created;
+
+    /* the response being written */
+    rf_buf out;
+    size_t out_off;
+    int32_t next_ev;
+    bool fault_done;
+    int end; /* END_*: what to do once out is drained */
+
+    /* outcome, for the counters */
+    bool stream_resp, body_resp, reached_end, ended_by_us, client_gone;
+} fake_req;
+
+/* ---- names, params ---- */
+
+static const char *const g_fault_names[RF_FAKE_FAULT_COUNT] = {
+    "none",
+    "refuse",
+    "500",
+    "429",
+    "stall",
+    "truncate",
+    "invalid_json",
+    "error_event",
+    "wrong_tool_call",
+    "wrong_tool_name",
+};
+
+const char *rf_fake_fault_name(rf_fake_fault f) {
+    return (unsigned)f < RF_FAKE_FAULT_COUNT ? g_fault_names[f] : "?";
+}
+
+bool rf_fake_fault_parse(const char *s, rf_fake_fault *out) {
+    for (int i = 0; s && i < RF_FAKE_FAULT_COUNT; i++)
+        if (strcmp(s, g_fault_names[i]) == 0) {
+            *out = (rf_fake_fault)i;
+            return true;
+        }
+    return false;
+}
+
+rf_fake_params rf_fake_default_params(void) {
+    rf_fake_params p;
+    memset(&p, 0, sizeof p);
+    p.ttft_ms = 50;
+    p.gap_ms = 10;
+    p.tokens_per_chunk = 1;
+    p.usage = true;
+    p.fault_after = 2;
+    p.stall_ms = 60000;
+    p.retry_after_s = 1;
+    p.seed = 1;
+    return p;
+}
+
+static uint64_t splitmix(uint64_t z) {
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int64_t ms_to_ns(double ms) {
+    return (int64_t)llround(ms * 1e6);
+}
+
+/* ---- request state ---- */
+
+static void req_unref(fake_req *r) {
+    if (atomic_fetch_sub(&r->refs, 1) != 1) return;
+    rf_buf_free(&r->body);
+    rf_buf_free(&r->out);
+    free(r->reply_off);
+    free(r->frag_off);
+    free(r->tool_args);
+    json_decref(r->root);
+    free(r);
+}
+
+static int64_t ev_time(const fake_req *r, int32_t i) {
+    int32_t last = r->n_ev > 0 ? r->n_ev - 1 : 0;
+    if (i > last) i = last;
+    if (i < 0) i = 0;
+    return r->t0 + r->ttft_ns + (int64_t)i * r->gap_ns;
+}
+
+/* Sleeps until monotonic due_ns; wakes early for the server's stop (WAIT_STOP) or the client
+ * closing its end (WAIT_GONE). Polls once even when due_ns is past, so a gone client is seen
+ * before a write. */
+static int wait_until(rf_fake *f, int fd, int64_t due_ns) {
+    for (;;) {
+        struct pollfd pf[2] = {{f->stop_fd, POLLIN, 0}, {fd, POLLRDHUP, 0}};
+        int64_t left = due_ns - rf_now_ns();
+        if (left < 0) left = 0;
+        struct timespec ts = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
+        int n = ppoll(pf, fd >= 0 ? 2 : 1, &ts, NULL);
+        if (n < 0 && errno != EINTR) return WAIT_DUE; /* cannot wait: fall back to writing */
+        if (n > 0 && pf[0].revents) return WAIT_STOP;
+        if (n > 0 && (pf[1].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) return WAIT_GONE;
+        if (rf_now_ns() >= due_ns) return WAIT_DUE;
+    }
+}
+
+/* ---- JSON output ---- */
+
+/* Appends `data: <o compact>\n\n` and releases o; false on allocation failure. */
+static bool sse_append(rf_buf *out, json_t *o) {
+    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!s) return false;
+    bool ok = rf_buf_append_str(out, "data: ") == RF_OK && rf_buf_append_str(out, s) == RF_OK &&
+              rf_buf_append_str(out, "\n\n") == RF_OK;
+    free(s);
+    return ok;
+}
+
+static json_t *error_obj(const char *msg, const char *type, const char *param, const char *code) {
+    return json_pack("{s:{s:s, s:s, s:s?, s:s?}}", "error", "message", msg, "type", type, "param",
+                     param, "code", code);
+}
+
+static json_t *usage_obj(const fake_req *r) {
+    return json_pack("{s:I, s:I, s:I}", "prompt_tokens", (json_int_t)r->prompt_tokens,
+                     "completion_tokens", (json_int_t)r->completion_tokens, "total_tokens",
+                     (json_int_t)r->prompt_tokens + r->completion_tokens);
+}
+
+static json_t *chunk_new(const fake_req *r, json_t *choices) {
+    json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:s, s:o}", "id", r->id, "object",
+                          "chat.completion.chunk", "created", (json_int_t)r->created, "model",
+                          r->model, "system_fingerprint", FINGERPRINT, "choices", choices);
+    if (o && r->include_usage) json_object_set_new(o, "usage", json_null());
+    return o;
+}
+
+static json_t *choice_new(json_t *delta, const char *finish) {
+    return json_pack("{s:i, s:o, s:n, s:s?}", "index", 0, "delta", delta, "logprobs",
+                     "finish_reason", finish);
+}
+
+/* The text of content tokens [a, b). */
+static bool content_text(const fake_req *r, int32_t a, int32_t b, rf_buf *t) {
+    for (int32_t j = a; j < b; j++) {
+        rf_status st = r->reply ? rf_buf_append(t, r->reply + r->reply_off[j],
+                                                r->reply_off[j + 1] - r->reply_off[j])
+                                : rf_buf_append(t, r->token_text, r->token_text_len);
+        if (st) return false;
+    }
+    return true;
+}
+
+static json_t *tool_header(const fake_req *r) {
+    return json_pack("[{s:i, s:s, s:s, s:{s:s, s:s}}]", "index", 0, "id", r->call_id, "type",
+                     "function", "function", "name", r->tool_name, "arguments", "");
+}
+
+/* The delta of event ev (content chunk, tool-call header, or arguments fragment). */
+static json_t *event_delta(const fake_req *r, int32_t ev) {
+    json_t *d = json_object();
+    if (!d) return NULL;
+    if (ev == 0) json_object_set_new(d, "role", json_string("assistant"));
+    if (ev < r->n_cev) {
+        rf_buf t;
+        rf_buf_init(&t, 0);
+        int32_t a = ev * r->tpc, b = a + r->tpc < r->n_content ? a + r->tpc : r->n_content;
+        json_t *s = content_text(r, a, b, &t)
+                        ? json_stringn(t.len ? (const char *)t.data : "", t.len)
+                        : NULL;
+        rf_buf_free(&t);
+        if (!s || json_object_set_new(d, "content", s)) goto fail;
+    } else if (ev == r->n_cev) {
+        if (ev == 0) json_object_set_new(d, "content", json_null());
+        if (json_object_set_new(d, "tool_calls", tool_header(r))) goto fail;
+    } else {
+        int32_t j = ev - r->n_cev - 1;
+        json_t *tc = json_pack("[{s:i, s:{s:s%}}]", "index", 0, "function", "arguments",
+                               r->tool_args + r->frag_off[j], r->frag_off[j + 1] - r->frag_off[j]);
+        if (json_object_set_new(d, "tool_calls", tc)) goto fail;
+    }
+    return d;
+fail:
+    json_decref(d);
+    return NULL;
+}
+
+static bool is_mid_stream_fault(rf_fake_fault f) {
+    return f == RF_FAKE_FAULT_STALL || f == RF_FAKE_FAULT_TRUNCATE ||
+           f == RF_FAKE_FAULT_INVALID_JSON || f == RF_FAKE_FAULT_ERROR_EVENT;
+}
+
+/* Formats the stream's next write into r->out and sets *due; may set r->end. False when out of
+ * memory. */
+static bool stream_next(fake_req *r, int64_t *due) {
+    if (!r->fault_done && is_mid_stream_fault(r->fault) && r->next_ev == r->fault_at) {
+        r->fault_done = true;
+        *due = ev_time(r, r->fault_at);
+        switch (r->fault) {
+        case RF_FAKE_FAULT_TRUNCATE:
+            r->end = END_CLEAN;
+            *due = 0;
+            return true;
+        case RF_FAKE_FAULT_STALL:
+            r->end = END_ABORT;
+            *due += r->stall_ns;
+            return true;
+        case RF_FAKE_FAULT_INVALID_JSON: {
+            char line[256];
+            snprintf(line, sizeof line,
+                     "data: {\"id\":\"%s\",\"object\":\"chat.completion.chunk\",\"choices\":"
+                     "[{\"index\":0,\"delta\":{\"content\":\"tok\n\n",
+                     r->id);
+            return rf_buf_append_str(&r->out, line) == RF_OK;
+        }
+        case RF_FAKE_FAULT_ERROR_EVENT:
+            r->end = END_CLEAN;
+            return sse_append(&r->out, error_obj("fake error event after the 200 header",
+                                                 "server_error", NULL, "fake_error_event")) &&
+                   rf_buf_append_str(&r->out, "data: [DONE]\n\n") == RF_OK;
+        default:
+            break;
+        }
+    }
+    if (r->next_ev < r->n_ev) {
+        *due = ev_time(r, r->next_ev);
+        json_t *d = event_delta(r, r->next_ev);
+        r->next_ev++;
+        return d && sse_append(&r->out, chunk_new(r, json_pack("[o]", choice_new(d, NULL))));
+    }
+    /* the tail: finish chunk, usage chunk, [DONE] */
+    *due = ev_time(r, r->n_ev);
+    r->end = END_CLEAN;
+    json_t *d = json_object();
+    if (d && r->n_ev == 0) json_object_set_new(d, "role", json_string("assistant"));
+    if (!d || !sse_append(&r->out, chunk_new(r, json_pack("[o]", choice_new(d, r->finish)))))
+        return false;
+    if (r->include_usage && r->usage) {
+        json_t *u = chunk_new(r, json_array());
+        if (!u || json_object_set_new(u, "usage", usage_obj(r)) || !sse_append(&r->out, u))
+            return false;
+    }
+    return rf_buf_append_str(&r->out, "data: [DONE]\n\n") == RF_OK;
+}
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
+    fake_req *r = cls;
+    (void)pos;
+    while (r->out_off >= r->out.len) {
+        if (r->end == END_CLEAN) {
+            r->reached_end = true;
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        }
+        rf_buf_reset(&r->out);
+        r->out_off = 0;
+        int64_t due = 0;
+        if (r->end == END_ABORT || !stream_next(r, &due)) {
+            r->ended_by_us = true;
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+        int w = wait_until(r->srv, r->fd, due);
+        if (w == WAIT_STOP) {
+            r->ended_by_us = true;
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+        if (w == WAIT_GONE) {
+            r->client_gone = true;
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+        if (r->end == END_ABORT) { /* the stall ran its course */
+            r->ended_by_us = true;
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+    }
+    size_t n = r->out.len - r->out_off;
+    if (n > max) n = max;
+    memcpy(buf, r->out.data + r->out_off, n);
+    r->out_off += n;
+    return (ssize_t)n;
+}
+
+/* Non-stream truncate: the first half of r->out, then a dropped connection. */
+static ssize_t truncated_reader(void *cls, uint64_t pos, char *buf, size_t max) {
+    fake_req *r = cls;
+    size_t half = r->out.len / 2;
+    if (pos >= half) {
+        r->ended_by_us = true;
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    size_t n = half - (size_t)pos;
+    if (n > max) n = max;
+    memcpy(buf, r->out.data + pos, n);
+    return (ssize_t)n;
+}
+
+static void reader_free(void *cls) {
+    req_unref(cls);
+}
+
+/* ---- responses ---- */
+
+static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned status, const char *ctype,
+                                  const char *text, size_t len, const char *hname,
+                                  const char *hval) {
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    if (hname) MHD_add_response_header(resp, hname, hval);
+    enum MHD_Result ret = MHD_queue_response(c, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+/* Queues o (released) as a JSON body. */
+static enum MHD_Result queue_json(struct MHD_Connection *c, unsigned status, json_t *o,
+                                  const char *hname, const char *hval) {
+    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!s) return MHD_NO;
+    enum MHD_Result ret = queue_text(c, status, "application/json", s, strlen(s), hname, hval);
+    free(s);
+    return ret;
+}
+
+static enum MHD_Result queue_error(rf_fake *f, struct MHD_Connection *c, unsigned status,
+                                   const char *type, const char *param, const char *code,
+                                   const char *msg) {
+    if (status >= 400 && status < 500 && status != 429) atomic_fetch_add(&f->c.bad_requests, 1);
+    return queue_json(c, status, error_obj(msg, type, param, code), NULL, NULL);
+}
+
+/* ---- request parsing ---- */
+
+typedef struct req_err {
+    char msg[256];
+    char param[64];
+} req_err;
+
+static bool fail(req_err *e, const char *param, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool fail(req_err *e, const char *param, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    snprintf(e->param, sizeof e->param, "%s", param ? param : "");
+    return false;
+}
+
+/* Optional number member; false (with e filled) when present but not a number in [lo, hi]. */
+static bool opt_num(json_t *o, const char *key, const char *path, double lo, double hi, double *out,
+                    bool *present, req_err *e) {
+    json_t *v = o ? json_object_get(o, key) : NULL;
+    if (present) *present = false;
+    if (!v || json_is_null(v)) return true;
+    double x = json_is_number(v) ? json_number_value(v) : NAN;
+    if (!(x >= lo && x <= hi))
+        return fail(e, path, "%s must be a number in [%g, %g]", path, lo, hi);
+    *out = x;
+    if (present) *present = true;
+    return true;
+}
+
+static bool opt_int(json_t *o, const char *key, const char *path, long long lo, long long hi,
+                    int32_t *out, bool *present, req_err *e) {
+    json_t *v = o ? json_object_get(o, key) : NULL;
+    if (present) *present = false;
+    if (!v || json_is_null(v)) return true;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+        return fail(e, path, "%s must be an integer in [%lld, %lld]", path, lo, hi);
+    *out = (int32_t)json_integer_value(v);
+    if (present) *present = true;
+    return true;
+}
+
+static bool opt_str(json_t *o, const char *key, const char *path, const char **out, req_err *e) {
+    json_t *v = o ? json_object_get(o, key) : NULL;
+    if (!v || json_is_null(v)) return true;
+    if (!json_is_string(v)) return fail(e, path, "%s must be a string", path);
+    *out = json_string_value(v);
+    return true;
+}
+
+static bool opt_bool(json_t *o, const char *key, const char *path, bool *out, req_err *e) {
+    json_t *v = o ? json_object_get(o, key) : NULL;
+    if (!v || json_is_null(v)) return true;
+    if (!json_is_boolean(v)) return fail(e, path, "%s must be true or false", path);
+    *out = json_is_true(v);
+    return true;
+}
+
+static int32_t count_words(const char *s) {
+    int32_t n = 0;
+    bool in = false;
+    for (; *s; s++) {
+        bool sp = *s == ' ' || *s == '\n' || *s == '\t' || *s == '\r';
+        if (!sp && !in) n++;
+        in = !sp;
+    }
+    return n;
+}
+
+static bool is_space(char ch) {
+    return ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r';
+}
+
+/* Splits s (len bytes) into pieces ending after each run of spaces: *off gets n + 1 offsets
+ * (caller frees). */
+static bool split_reply(const char *s, size_t len, size_t **off, int32_t *n) {
+    size_t cap = 16, k = 0, i = 0;
+    size_t *o = malloc(cap * sizeof *o);
+    if (!o) return false;
+    o[k++] = 0;
+    while (i < len) {
+        while (i < len && is_space(s[i])) i++;
+        while (i < len && !is_space(s[i])) i++;
+        while (i < len && is_space(s[i])) i++;
+        if (k == cap) {
+            size_t *p = realloc(o, 2 * cap * sizeof *o);
+            if (!p) {
+                free(o);
+                return false;
+            }
+            o = p;
+            cap *= 2;
+        }
+        o[k++] = i;
+    }
+    if (k - 1 > (size_t)MAX_TOKENS) {
+        free(o);
+        return false;
+    }
+    *off = o;
+    *n = (int32_t)(k - 1);
+    return true;
+}
+
+/* Splits s into fragments of at most fb bytes, never inside a UTF-8 sequence. */
+static bool split_fragments(const char *s, size_t len, size_t fb, size_t **off, int32_t *n) {
+    size_t cap = len / fb + 2, k = 0, i = 0;
+    size_t *o = malloc(cap * sizeof *o);
+    if (!o) return false;
+    o[k++] = 0;
+    while (i < len) {
+        size_t j = i + fb < len ? i + fb : len;
+        while (j > i && j < len && ((unsigned char)s[j] & 0xC0) == 0x80) j--;
+        if (j == i) { /* fb smaller than this character: take the whole character */
+            j = i + 1;
+            while (j < len && ((unsigned char)s[j] & 0xC0) == 0x80) j++;
+        }
+        if (k == cap) {
+            size_t *p = realloc(o, 2 * cap * sizeof *o);
+            if (!p) {
+                free(o);
+                return false;
+            }
+            o = p;
+            cap *= 2;
+        }
+        o[k++] = j;
+        i = j;
+    }
+    *off = o;
+    *n = (int32_t)(k - 1);
+    return true;
+}
+
+static bool tools_have(json_t *tools, const char *name) {
+    size_t i;
+    json_t *t;
+    json_array_foreach(tools, i, t) {
+        const char *nm = json_string_value(json_object_get(json_object_get(t, "function"), "name"));
+        if (nm && strcmp(nm, name) == 0) return true;
+    }
+    return false;
+}
+
+/* Builds r's plan from the parsed request r->root; false with e filled on a 400. */
+static bool plan_request(rf_fake *f, fake_req *r, req_err *e) {
+    const rf_fake_params *p = &f->p;
+    json_t *root = r->root;
+
+    /* the OpenAI fields */
+    json_t *msgs = json_object_get(root, "messages");
+    if (!json_is_array(msgs) || json_array_size(msgs) == 0)
+        return fail(e, "messages", "messages must be a non-empty array of message objects");
+    size_t i;
+    json_t *m;
+    int32_t words = 0;
+    json_array_foreach(msgs, i, m) {
+        if (!json_is_object(m) || !json_is_string(json_object_get(m, "role")))
+            return fail(e, "messages", "messages[%zu] must be an object with a string role", i);
+        json_t *content = json_object_get(m, "content");
+        if (json_is_string(content)) words += count_words(json_string_value(content));
+        size_t k;
+        json_t *part;
+        if (json_is_array(content)) json_array_foreach(content, k, part) {
+                const char *t = json_string_value(json_object_get(part, "text"));
+                if (t) words += count_words(t);
+            }
+    }
+    r->model = f->model;
+    if (!opt_str(root, "model", "model", &r->model, e)) return false;
+    r->stream = false;
+    if (!opt_bool(root, "stream", "stream", &r->stream, e)) return false;
+    json_t *so = json_object_get(root, "stream_options");
+    if (so && !json_is_null(so)) {
+        if (!json_is_object(so))
+            return fail(e, "stream_options", "stream_options must be an object");
+        if (!r->stream)
+            return fail(e, "stream_options", "stream_options is only allowed when stream is true");
+        if (!opt_bool(so, "include_usage", "stream_options.include_usage", &r->include_usage, e))
+            return false;
+    }
+    int32_t n = 1;
+    if (!opt_int(root, "n", "n", 1, 1, &n, NULL, e)) return false;
+    int32_t max_tokens = 0;
+    bool has_max = false, has_mct = false;
+    if (!opt_int(root, "max_tokens", "max_tokens", 1, MAX_TOKENS, &max_tokens, &has_max, e))
+        return false;
+    if (!opt_int(root, "max_completion_tokens", "max_completion_tokens", 1, MAX_TOKENS, &max_tokens,
+                 &has_mct, e))
+        return false;
+    json_t *tools = json_object_get(root, "tools");
+    if (tools && !json_is_null(tools) && !json_is_array(tools))
+        return fail(e, "tools", "tools must be an array");
+
+    /* the "fake" field */
+    json_t *fk = json_object_get(root, "fake");
+    if (fk && !json_is_null(fk) && !json_is_object(fk))
+        return fail(e, "fake", "fake must be an object");
+    if (json_is_null(fk)) fk = NULL;
+    double ttft = p->ttft_ms, gap = p->gap_ms, stall = p->stall_ms;
+    if (!opt_num(fk, "ttft_ms", "fake.ttft_ms", 0, MAX_MS, &ttft, NULL, e) ||
+        !opt_num(fk, "gap_ms", "fake.gap_ms", 0, MAX_MS, &gap, NULL, e) ||
+        !opt_num(fk, "stall_ms", "fake.stall_ms", 0, MAX_STALL_MS, &stall, NULL, e))
+        return false;
+    r->ttft_ns = ms_to_ns(ttft);
+    r->gap_ns = ms_to_ns(gap);
+    r->stall_ns = ms_to_ns(stall);
+    int32_t tokens = 0;
+    bool has_tokens = false;
+    if (!opt_int(fk, "tokens", "fake.tokens", 0, MAX_TOKENS, &tokens, &has_tokens, e)) return false;
+    bool from_max = false;
+    if (!has_tokens) {
+        if (p->tokens > 0)
+            tokens = p->tokens;
+        else if (has_max || has_mct)
+            tokens = max_tokens, from_max = true;
+        else
+            tokens = DEFAULT_TOKENS;
+    }
+    r->tpc = p->tokens_per_chunk > 0 ? p->tokens_per_chunk : 1;
+    r->usage = p->usage;
+    r->fault_at = p->fault_after;
+    r->retry_after = p->retry_after_s;
+    r->token_text = DEFAULT_TOK_TXT;
+    int32_t frag = DEFAULT_FRAG;
+    r->prompt_tokens = words;
+    if (!opt_int(fk, "tokens_per_chunk", "fake.tokens_per_chunk", 1, 10000, &r->tpc, NULL, e) ||
+        !opt_bool(fk, "usage", "fake.usage", &r->usage, e) ||
+        !opt_str(fk, "token_text", "fake.token_text", &r->token_text, e) ||
+        !opt_str(fk, "reply", "fake.reply", &r->reply, e) ||
+        !opt_int(fk, "fragment_bytes", "fake.fragment_bytes", 1, 65536, &frag, NULL, e) ||
+        !opt_int(fk, "prompt_tokens", "fake.prompt_tokens", 0, 1000000000, &r->prompt_tokens, NULL,
+                 e) ||
+        !opt_int(fk, "fault_after", "fake.fault_after", 0, MAX_TOKENS, &r->fault_at, NULL, e) ||
+        !opt_int(fk, "retry_after", "fake.retry_after", 0, 86400, &r->retry_after, NULL, e) ||
+        !opt_str(fk, "finish_reason", "fake.finish_reason", &r->finish, e))
+        return false;
+    r->token_text_len = strlen(r->token_text);
+
+    /* the fault: the request's, else a draw at the server's rate */
+    const char *fault_s = NULL;
+    if (!opt_str(fk, "fault", "fake.fault", &fault_s, e)) return false;
+    r->fault = RF_FAKE_FAULT_NONE;
+    if (fault_s) {
+        if (!rf_fake_fault_parse(fault_s, &r->fault))
+            return fail(e, "fake.fault",
+                        "fake.fault '%s' is not one of none, refuse, 500, 429, stall, truncate, "
+                        "invalid_json, error_event, wrong_tool_call, wrong_tool_name",
+                        fault_s);
+    } else if (p->fault != RF_FAKE_FAULT_NONE && p->fault_rate > 0) {
+        uint64_t k = atomic_fetch_add(&f->draws, 1);
+        double u = (double)(splitmix(p->seed ^ splitmix(k)) >> 11) * 0x1.0p-53;
+        if (u < p->fault_rate) r->fault = p->fault;
+    }
+
+    /* the tool call */
+    json_t *tc = fk ? json_object_get(fk, "tool_call") : NULL;
+    const char *args = NULL;
+    if (tc && !json_is_null(tc)) {
+        if (!json_is_object(tc))
+            return fail(e, "fake.tool_call", "fake.tool_call must be an object");
+        if (!opt_str(tc, "name", "fake.tool_call.name", &r->tool_name, e)) return false;
+        json_t *a = json_object_get(tc, "arguments");
+        if (json_is_object(a)) {
+            r->tool_args = json_dumps(a, JSON_COMPACT);
+            if (!r->tool_args) return fail(e, NULL, "out of memory");
+        } else if (!opt_str(tc, "arguments", "fake.tool_call.arguments", &args, e)) {
+            return false;
+        }
+        if (!r->tool_name) return fail(e, "fake.tool_call.name", "fake.tool_call.name is required");
+        r->has_tool = true;
+    }
+    if (r->fault == RF_FAKE_FAULT_WRONG_TOOL_CALL) {
+        if (!r->tool_name) {
+            r->tool_name = json_string_value(
+                json_object_get(json_object_get(json_array_get(tools, 0), "function"), "name"));
+            if (!r->tool_name) r->tool_name = "count_ids";
+        }
+        free(r->tool_args);
+        r->tool_args = NULL;
+        args = BAD_TOOL_ARGS;
+        r->has_tool = true;
+    } else if (r->fault == RF_FAKE_FAULT_WRONG_TOOL_NAME) {
+        static const char *const names[] = {"no_such_tool", "no_such_tool_x", "no_such_tool_y"};
+        size_t k = 0;
+        while (k + 1 < 3 && tools_have(tools, names[k])) k++;
+        r->tool_name = names[k];
+        r->has_tool = true;
+    }
+    if (r->has_tool && !r->tool_args) {
+        r->tool_args = strdup(args ? args : "{}");
+        if (!r->tool_args) return fail(e, NULL, "out of memory");
+    }
+
+    /* content tokens and events */
+    if (r->reply) {
+        if (!split_reply(r->reply, strlen(r->reply), &r->reply_off, &r->n_content))
+            return fail(e, "fake.reply", "fake.reply has too many pieces");
+    } else {
+        r->n_content = r->has_tool ? 0 : tokens;
+    }
+    r->n_cev = (int32_t)(((int64_t)r->n_content + r->tpc - 1) / r->tpc);
+    r->n_ev = r->n_cev;
+    r->completion_tokens = r->n_content;
+    if (r->has_tool) {
+        if (!split_fragments(r->tool_args, strlen(r->tool_args), (size_t)frag, &r->frag_off,
+                             &r->n_frag))
+            return fail(e, NULL, "out of memory");
+        r->n_ev += 1 + r->n_frag;
+        r->completion_tokens += 1 + r->n_frag;
+    }
+    if (r->fault_at > r->n_ev) r->fault_at = r->n_ev;
+    if (!r->finish)
+        r->finish = r->has_tool ? "tool_calls" : (from_max && !r->reply) ? "length" : "stop";
+    unsigned long long id = (unsigned long long)atomic_fetch_add(&f->ids, 1);
+    snprintf(r->id, sizeof r->id, "chatcmpl-fake-%llu", id);
+    snprintf(r->call_id, sizeof r->call_id, "call_fake_%llu", id);
+    r->created = (long long)time(NULL);
+    return true;
+}
+
+/* The non-stream chat.completion body. */
+static json_t *completion_body(const fake_req *r) {
+    json_t *msg = json_pack("{s:s}", "role", "assistant");
+    if (!msg) return NULL;
+    if (r->n_content > 0 || !r->has_tool) {
+        rf_buf t;
+        rf_buf_init(&t, 0);
+        json_t *s = content_text(r, 0, r->n_content, &t)
+                        ? json_stringn(t.len ? (const char *)t.data : "", t.len)
+                        : NULL;
+        rf_buf_free(&t);
+        json_object_set_new(msg, "content", s ? s : json_null());
+    } else {
+        json_object_set_new(msg, "content", json_null());
+    }
+    json_object_set_new(msg, "refusal", json_null());
+    if (r->has_tool)
+        json_object_set_new(msg, "tool_calls",
+                            json_pack("[{s:s, s:s, s:{s:s, s:s}}]", "id", r->call_id, "type",
+                                      "function", "function", "name", r->tool_name, "arguments",
+                                      r->tool_args));
+    json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:s, s:[{s:i, s:o, s:n, s:s}]}", "id", r->id,
+                          "object", "chat.completion", "created", (json_int_t)r->created, "model",
+                          r->model, "system_fingerprint", FINGERPRINT, "choices", "index", 0,
+                          "message", msg, "logprobs", "finish_reason", r->finish);
+    if (o && r->usage) json_object_set_new(o, "usage", usage_obj(r));
+    return o;
+}
+
+static enum MHD_Result queue_stream(rf_fake *f, fake_req *r, struct MHD_Connection *c) {
+    atomic_fetch_add(&r->refs, 1);
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_reader, r, reader_free);
+    if (!resp) {
+        req_unref(r);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    r->stream_resp = true;
+    atomic_fetch_add(&f->c.streams_started, 1);
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+/* A non-stream chat response: waits for the schedule, then the body (or its fault). */
+static enum MHD_Result answer_body(rf_fake *f, fake_req *r, struct MHD_Connection *c) {
+    int64_t due = r->fault == RF_FAKE_FAULT_STALL ? r->t0 + r->stall_ns : ev_time(r, r->n_ev);
+    int w = wait_until(f, r->fd, due);
+    if (w == WAIT_GONE) r->client_gone = true;
+    if (w != WAIT_DUE || r->fault == RF_FAKE_FAULT_STALL) {
+        r->ended_by_us = w != WAIT_GONE;
+        return MHD_NO;
+    }
+    if (r->fault == RF_FAKE_FAULT_ERROR_EVENT)
+        return queue_json(
+            c, MHD_HTTP_OK,
+            error_obj("fake error in a 200 body", "server_error", NULL, "fake_error_event"), NULL,
+            NULL);
+    json_t *o = completion_body(r);
+    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!s) return MHD_NO;
+    enum MHD_Result ret;
+    if (r->fault == RF_FAKE_FAULT_INVALID_JSON) {
+        ret = queue_text(c, MHD_HTTP_OK, "application/json", s, strlen(s) / 2, NULL, NULL);
+    } else if (r->fault == RF_FAKE_FAULT_TRUNCATE) {
+        size_t len = strlen(s);
+        rf_buf_reset(&r->out);
+        if (rf_buf_append(&r->out, s, len) != RF_OK) {
+            free(s);
+            return MHD_NO;
+        }
+        atomic_fetch_add(&r->refs, 1);
+        struct MHD_Response *resp =
+            MHD_create_response_from_callback(len, 4096, truncated_reader, r, reader_free);
+        if (!resp) {
+            req_unref(r);
+            free(s);
+            return MHD_NO;
+        }
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
+        MHD_destroy_response(resp);
+    } else {
+        r->body_resp = true;
+        ret = queue_text(c, MHD_HTTP_OK, "application/json", s, strlen(s), NULL, NULL);
+    }
+    free(s);
+    return ret;
+}
+
+static enum MHD_Result answer_chat(rf_fake *f, fake_req *r, struct MHD_Connection *c) {
+    if (r->too_large)
+        return queue_error(f, c, MHD_HTTP_CONTENT_TOO_LARGE, "invalid_request_error", NULL,
+                           "request_too_large", "request body is larger than 1 MiB");
+    json_error_t je;
+    r->root = json_loadb(r->body.len ? (const char *)r->body.data : "", r->body.len,
+                         JSON_REJECT_DUPLICATES, &je);
+    rf_buf_free(&r->body);
+    if (!r->root) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "request body is not valid JSON (line %d, column %d): %s",
+                 je.line, je.column, je.text);
+        return queue_error(f, c, MHD_HTTP_BAD_REQUEST, "invalid_request_error", NULL,
+                           "invalid_json", msg);
+    }
+    if (!json_is_object(r->root))
+        return queue_error(f, c, MHD_HTTP_BAD_REQUEST, "invalid_request_error", NULL, NULL,
+                           "request body must be a JSON object");
+    req_err e;
+    if (!plan_request(f, r, &e))
+        return queue_error(f, c, MHD_HTTP_BAD_REQUEST, "invalid_request_error",
+                           e.param[0] ? e.param : NULL, NULL, e.msg);
+    atomic_fetch_add(&f->c.chat_requests, 1);
+    if (r->fault != RF_FAKE_FAULT_NONE) {
+        atomic_fetch_add(&f->c.faults_injected, 1);
+        atomic_fetch_add(&f->c.by_kind[r->fault], 1);
+    }
+    switch (r->fault) {
+    case RF_FAKE_FAULT_REFUSE:
+        r->ended_by_us = true;
+        return MHD_NO;
+    case RF_FAKE_FAULT_500:
+        return queue_json(
+            c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+            error_obj("fake internal server error", "server_error", NULL, "fake_internal_error"),
+            NULL, NULL);
+    case RF_FAKE_FAULT_429: {
+        char ra[24];
+        snprintf(ra, sizeof ra, "%d", (int)r->retry_after);
+        return queue_json(c, MHD_HTTP_TOO_MANY_REQUESTS,
+                          error_obj("fake rate limit: retry later", "rate_limit_error", NULL,
+                                    "rate_limit_exceeded"),
+                          MHD_HTTP_HEADER_RETRY_AFTER, ra);
+    }
+    default:
+        break;
+    }
+    return r->stream ? queue_stream(f, r, c) : answer_body(f, r, c);
+}
+
+static enum MHD_Result answer_models(rf_fake *f, struct MHD_Connection *c) {
+    json_t *o =
+        json_pack("{s:s, s:[{s:s, s:s, s:I, s:s, s:s, s:n, s:i}]}", "object", "list", "data", "id",
+                  f->model, "object", "model", "created", (json_int_t)time(NULL), "owned_by",
+                  "roofline-fake", "root", f->model, "parent", "max_model_len", 32768);
+    return queue_json(c, MHD_HTTP_OK, o, NULL, NULL);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls) {
+    rf_fake *f = cls;
+    fake_req *r = *con_cls;
+    (void)version;
+    if (!r) { /* headers are in: the request has arrived */
+        r = calloc(1, sizeof *r);
+        if (!r) return MHD_NO;
+        r->t0 = rf_now_ns();
+        r->srv = f;
+        atomic_init(&r->refs, 1);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        r->fd = ci ? (int)ci->connect_fd : -1;
+        rf_buf_init(&r->body, BODY_MAX);
+        rf_buf_init(&r->out, 0);
+        *con_cls = r;
+        atomic_fetch_add(&f->c.requests, 1);
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        if (!r->too_large && rf_buf_append(&r->body, upload_data, *upload_data_size) != RF_OK)
+            r->too_large = true;
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    const char *path = strncmp(url, "/v1/", 4) == 0 ? url + 3 : url;
+    bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+    bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0;
+    if (strcmp(path, "/chat/completions") == 0) {
+        if (post) return answer_chat(f, r, c);
+    } else if (strcmp(path, "/models") == 0) {
+        if (get) return answer_models(f, c);
+    } else if (strcmp(path, "/health") == 0) {
+        if (get)
+            return queue_text(c, MHD_HTTP_OK, "application/json", "{\"status\":\"ok\"}", 15, NULL,
+                              NULL);
+    } else {
+        char msg[200];
+        snprintf(msg, sizeof msg, "no route for %.20s %.120s", method, url);
+        return queue_error(f, c, MHD_HTTP_NOT_FOUND, "invalid_request_error", NULL, "not_found",
+                           msg);
+    }
+    char msg[200];
+    snprintf(msg, sizeof msg, "method %.20s is not allowed on %.120s", method, url);
+    return queue_error(f, c, MHD_HTTP_METHOD_NOT_ALLOWED, "invalid_request_error", NULL,
+                       "method_not_allowed", msg);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+    rf_fake *f = cls;
+    fake_req *r = *con_cls;
+    (void)c;
+    if (!r) return;
+    *con_cls = NULL;
+    bool ok = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
+    if (r->client_gone || (!ok && toe != MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN &&
+                           !r->ended_by_us && !atomic_load(&f->stopping)))
+        atomic_fetch_add(&f->c.client_disconnects, 1);
+    if (ok && r->stream_resp && r->reached_end) atomic_fetch_add(&f->c.streams_completed, 1);
+    if (ok && r->body_resp) atomic_fetch_add(&f->c.bodies_completed, 1);
+    req_unref(r);
+}
+
+/* ---- lifecycle ---- */
+
+rf_status rf_fake_start(const rf_fake_params *p, rf_fake **out, rf_error *err) {
+    *out = NULL;
+    if (p->port < 0 || p->port > 65535)
+        return rf_error_set(err, RF_ERR_ARG, "fake server: port %d is not in [0, 65535]", p->port);
+    if (!(p->ttft_ms >= 0 && p->ttft_ms <= MAX_MS) || !(p->gap_ms >= 0 && p->gap_ms <= MAX_MS))
+        return rf_error_set(err, RF_ERR_ARG,
+                            "fake server: ttft_ms and gap_ms must be in [0, %g], got %g and %g",
+                            MAX_MS, p->ttft_ms, p->gap_ms);
+    if (p->tokens < 0 || p->tokens > MAX_TOKENS || p->tokens_per_chunk < 0 ||
+        p->tokens_per_chunk > 10000)
+        return rf_error_set(err, RF_ERR_ARG,
+                            "fake server: tokens must be in [0, %d] and tokens_per_chunk in "
+                            "[0, 10000], got %d and %d",
+                            MAX_TOKENS, (int)p->tokens, (int)p->tokens_per_chunk);
+    if ((unsigned)p->fault >= RF_FAKE_FAULT_COUNT || !(p->fault_rate >= 0 && p->fault_rate <= 1))
+        return rf_error_set(err, RF_ERR_ARG,
+                            "fake server: fault %d / fault_rate %g out of range (rate in [0, 1])",
+                            (int)p->fault, p->fault_rate);
+    if (p->fault_after < 0 || !(p->stall_ms >= 0 && p->stall_ms <= MAX_STALL_MS) ||
+        p->retry_after_s < 0)
+        return rf_error_set(err, RF_ERR_ARG,
+                            "fake server: fault_after, stall_ms and retry_after_s must be >= 0 "
+                            "(stall_ms <= %g)",
+                            MAX_STALL_MS);
+    const char *model = p->model ? p->model : "fake-model";
+    if (strlen(model) >= sizeof(((rf_fake *)0)->model) || !*model)
+        return rf_error_set(err, RF_ERR_ARG, "fake server: model name must be 1..127 bytes");
+
+    rf_fake *f = calloc(1, sizeof *f);
+    if (!f) return rf_error_set(err, RF_ERR_NOMEM, "fake server: out of memory");
+    f->p = *p;
+    f->p.model = NULL;
+    snprintf(f->model, sizeof f->model, "%s", model);
+    atomic_init(&f->stopping, 0);
+    f->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (f->stop_fd < 0) {
+        free(f);
+        return rf_error_set(err, RF_ERR_IO, "fake server: eventfd: %s", strerror(errno));
+    }
+    json_object_seed(0); /* before any connection thread makes a JSON object */
+
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)p->port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    f->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                                MHD_USE_POLL,
+                            (uint16_t)p->port, NULL, NULL, on_request, f, MHD_OPTION_SOCK_ADDR,
+                            (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, f, MHD_OPTION_END);
+    if (!f->d) {
+        close(f->stop_fd);
+        free(f);
+        return rf_error_set(err, RF_ERR_IO,
+                            "fake server: cannot listen on 127.0.0.1:%d (port in use?)", p->port);
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(f->d, MHD_DAEMON_INFO_BIND_PORT);
+    f->port = di && di->port ? di->port : p->port;
+    *out = f;
+    return RF_OK;
+}
+
+int rf_fake_port(const rf_fake *f) {
+    return f->port;
+}
+
+rf_fake_stats rf_fake_get_stats(const rf_fake *f) {
+    rf_fake *m = (rf_fake *)f; /* atomic loads take non-const pointers on some compilers */
+    rf_fake_stats s;
+    memset(&s, 0, sizeof s);
+    s.requests = atomic_load(&m->c.requests);
+    s.chat_requests = atomic_load(&m->c.chat_requests);
+    s.bad_requests = atomic_load(&m->c.bad_requests);
+    s.streams_started = atomic_load(&m->c.streams_started);
+    s.streams_completed = atomic_load(&m->c.streams_completed);
+    s.bodies_completed = atomic_load(&m->c.bodies_completed);
+    s.faults_injected = atomic_load(&m->c.faults_injected);
+    for (int i = 0; i < RF_FAKE_FAULT_COUNT; i++)
+        s.faults_by_kind[i] = atomic_load(&m->c.by_kind[i]);
+    s.client_disconnects = atomic_load(&m->c.client_disconnects);
+    return s;
+}
+
+void rf_fake_stop(rf_fake *f) {
+    if (!f) return;
+    atomic_store(&f->stopping, 1);
+    uint64_t one = 1;
+    ssize_t wr = write(f->stop_fd, &one, sizeof one); /* wakes every wait_until */
+    (void)wr;
+    MHD_stop_daemon(f->d);
+    close(f->stop_fd);
+    free(f);
+}

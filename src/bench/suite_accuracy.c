@@ -1,0 +1,206 @@
+/* suite_accuracy.c: the question suite (default: the seeds' 40 questions) at temperature 0,
+ * graded per question (number, exact, word), scored per category; afterwards every pair of
+ * backends is compared reply by reply, character for character, listing the items that differ.
+ * Requests run `accuracy_concurrency` at a time (greedy results do not depend on batching in
+ * roofline's engine; for other servers this is the usual trade of wall time for nothing).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "bench/graders.h"
+#include "bench/questions.h"
+
+typedef struct acc_run {
+    rf_bench *b;
+    rf_send *sends;
+    const rf_question *qs;
+    int32_t n, next, in_flight, max_in_flight, outstanding, done;
+    char what[96];
+} acc_run;
+
+static void acc_start(acc_run *a);
+static void grade(rf_send *s, const rf_question *q);
+
+static void acc_graded(rf_send *s) {
+    acc_run *a = s->user;
+    grade(s, &a->qs[s - a->sends]);
+}
+
+static void acc_done(rf_send *s) {
+    acc_run *a = s->user;
+    a->outstanding--;
+    a->in_flight--;
+    a->done++;
+    rf_bench_progress(a->b, a->what, a->done, a->n);
+    acc_start(a);
+}
+
+static void acc_start(acc_run *a) {
+    if (rf_bench_interrupted(a->b)) {
+        a->outstanding -= a->n - a->next;
+        a->next = a->n;
+        return;
+    }
+    while (a->next < a->n && a->in_flight < a->max_in_flight) {
+        rf_send *s = &a->sends[a->next++];
+        a->in_flight++;
+        rf_send_at(s, 0);
+    }
+}
+
+/* Grades a finished send (on_result: before its record is written). */
+static void grade(rf_send *s, const rf_question *q) {
+    json_decref(s->grade);
+    const rf_bk_result *r = &s->req.res;
+    rf_grade g;
+    rf_grade_question(q, (const char *)r->text.data ? (const char *)r->text.data : "", r->text.len, &g);
+    s->grade = json_object();
+    json_object_set_new(s->grade, "category", json_string(q->category));
+    json_object_set_new(s->grade, "grader", json_string(rf_grader_kind_name(q->grader)));
+    json_object_set_new(s->grade, "expected", json_string(q->answer));
+    json_object_set_new(s->grade, "extracted", rf_json_text(g.value, strlen(g.value)));
+    json_object_set_new(s->grade, "correct", json_boolean(r->err == RF_BK_OK && g.correct));
+}
+
+rf_status rf_bench_preflight(const rf_run_desc *d, rf_error *err) {
+    char buf[1024];
+    if (d->accuracy) {
+        rf_question *qs = NULL;
+        int32_t n = 0;
+        rf_status st = rf_questions_load(
+            rf_bench_data_path(d->questions, "accuracy/seed40.jsonl", buf, sizeof buf), NULL, &qs,
+            &n, err);
+        if (st) return st;
+        rf_questions_free(qs, n);
+    }
+    if (d->agent) return rf_agent_preflight(d, err);
+    return RF_OK;
+}
+
+const char *rf_bench_data_path(const char *given, const char *rel, char *buf, size_t cap) {
+    if (given) return given;
+    const char *dir = getenv("ROOFLINE_DATA");
+    snprintf(buf, cap, "%s/%s", dir && *dir ? dir : ROOFLINE_DATA_DIR, rel);
+    return buf;
+}
+
+rf_status rf_suite_accuracy(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err) {
+    rf_run_desc *d = rf_bench_run(b);
+    char pbuf[1024];
+    const char *path = rf_bench_data_path(d->questions, "accuracy/seed40.jsonl", pbuf, sizeof pbuf);
+    rf_question *qs = NULL;
+    int32_t n = 0;
+    rf_status st = rf_questions_load(path, NULL, &qs, &n, err);
+    if (st) return st;
+    acc_run a = {0};
+    a.b = b;
+    a.qs = qs;
+    a.n = n;
+    a.max_in_flight = d->accuracy_concurrency;
+    a.sends = calloc((size_t)n, sizeof *a.sends);
+    if (!a.sends) {
+        rf_questions_free(qs, n);
+        return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    }
+    snprintf(a.what, sizeof a.what, "accuracy %s", bb->cfg.name);
+    for (int32_t i = 0; i < n; i++) {
+        rf_send *s = &a.sends[i];
+        rf_send_init(s, b, bb, "accuracy", qs[i].prompt, d->accuracy_tokens);
+        snprintf(s->item, sizeof s->item, "%s", qs[i].id);
+        s->on_result = acc_graded;
+        s->on_done = acc_done;
+        s->user = &a;
+    }
+    a.outstanding = n;
+    rf_bench_progress(b, a.what, 0, n);
+    acc_start(&a);
+    st = rf_bench_wait(b, &a.outstanding, err);
+    int correct = 0, errors = 0;
+    json_t *cats = json_object(), *replies = json_object(), *items = json_array();
+    for (int32_t i = 0; i < n; i++) {
+        rf_send *s = &a.sends[i];
+        const rf_bk_result *r = &s->req.res;
+        if (!s->grade) grade(s, &qs[i]); /* never sent (interrupted) */
+        int ok = json_is_true(json_object_get(s->grade, "correct"));
+        correct += ok;
+        errors += r->err != RF_BK_OK;
+        json_t *c = json_object_get(cats, qs[i].category);
+        if (!c) {
+            c = json_object();
+            json_object_set_new(c, "correct", json_integer(0));
+            json_object_set_new(c, "total", json_integer(0));
+            json_object_set_new(cats, qs[i].category, c);
+        }
+        json_object_set_new(c, "correct", json_integer(json_integer_value(json_object_get(c, "correct")) + ok));
+        json_object_set_new(c, "total", json_integer(json_integer_value(json_object_get(c, "total")) + 1));
+        if (r->err == RF_BK_OK && s->finished)
+            json_object_set_new(replies, qs[i].id, rf_json_text((const char *)r->text.data, r->text.len));
+        json_t *it = json_object();
+        json_object_set_new(it, "id", json_string(qs[i].id));
+        json_object_set_new(it, "correct", json_boolean(ok));
+        json_object_set_new(it, "extracted", json_incref(json_object_get(s->grade, "extracted")));
+        json_array_append_new(items, it);
+    }
+    json_object_set_new(out, "questions", json_string(path));
+    json_object_set_new(out, "total", json_integer(n));
+    json_object_set_new(out, "correct", json_integer(correct));
+    json_object_set_new(out, "errors", json_integer(errors));
+    json_object_set_new(out, "by_category", cats);
+    json_object_set_new(out, "items", items);
+    json_object_set_new(out, "replies", replies);
+    for (int32_t i = 0; i < n; i++) rf_send_free(&a.sends[i]);
+    free(a.sends);
+    rf_questions_free(qs, n);
+    return st;
+}
+
+/* Every pair of backends that ran the suite: identical replies, and the ids that differ. */
+void rf_accuracy_agreement(rf_bench *b) {
+    json_t *sum = rf_bench_summary(b), *acc = json_object_get(sum, "accuracy");
+    json_t *pairs = json_array();
+    json_object_set_new(sum, "agreement", pairs);
+    const char *na, *nb;
+    json_t *a, *bo;
+    void *it = json_object_iter(acc);
+    for (; it; it = json_object_iter_next(acc, it)) {
+        na = json_object_iter_key(it);
+        a = json_object_iter_value(it);
+        void *it2 = json_object_iter_next(acc, it);
+        for (; it2; it2 = json_object_iter_next(acc, it2)) {
+            nb = json_object_iter_key(it2);
+            bo = json_object_iter_value(it2);
+            json_t *ia = json_object_get(a, "items");
+            size_t n = json_array_size(ia);
+            const char **ids = calloc(n + 1, sizeof *ids);
+            rf_reply_ref *ra = calloc(n + 1, sizeof *ra), *rb = calloc(n + 1, sizeof *rb);
+            if (!ids || !ra || !rb) {
+                free(ids), free(ra), free(rb);
+                continue;
+            }
+            for (size_t i = 0; i < n; i++) {
+                const char *id = json_string_value(json_object_get(json_array_get(ia, i), "id"));
+                ids[i] = id;
+                json_t *x = json_object_get(json_object_get(a, "replies"), id);
+                json_t *y = json_object_get(json_object_get(bo, "replies"), id);
+                if (x) ra[i] = (rf_reply_ref){json_string_value(x), json_string_length(x)};
+                if (y) rb[i] = (rf_reply_ref){json_string_value(y), json_string_length(y)};
+            }
+            rf_agreement ag;
+            rf_error err = {0};
+            if (rf_agreement_compare(ids, ra, rb, (int32_t)n, &ag, &err) == RF_OK) {
+                json_t *p = json_object();
+                json_object_set_new(p, "a", json_string(na));
+                json_object_set_new(p, "b", json_string(nb));
+                json_object_set_new(p, "total", json_integer(ag.n_items));
+                json_object_set_new(p, "identical", json_integer(ag.n_identical));
+                json_t *diff = json_array();
+                for (int32_t k = 0; k < ag.n_diff; k++) json_array_append_new(diff, json_string(ag.diff_ids[k]));
+                json_object_set_new(p, "differing", diff);
+                json_array_append_new(pairs, p);
+                rf_agreement_free(&ag);
+            }
+            free(ids), free(ra), free(rb);
+        }
+    }
+}
