@@ -10,7 +10,7 @@ static const rf_backend_vtable *const g_backends[] = {&rf_backend_local, &rf_bac
 
 const char *rf_bk_error_name(rf_bk_error e) {
     static const char *names[RF_BK_ERROR_COUNT] = {
-        "ok",        "refused",     "timeout",      "stall",     "http_4xx", "http_5xx",
+        "ok",        "refused",      "timeout",      "stall",     "http_4xx", "http_5xx",
         "truncated", "invalid_json", "server_error", "cancelled", "internal"};
     return e < RF_BK_ERROR_COUNT ? names[e] : "unknown";
 }
@@ -62,7 +62,9 @@ void rf_bk_fail(rf_bk_result *r, rf_bk_error e, const char *fmt, ...) {
     va_end(ap);
 }
 
-static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+static char *dup_or_null(const char *s) {
+    return s ? strdup(s) : NULL;
+}
 
 static void free_cfg(rf_backend_cfg *c) {
     free((void *)c->name);

@@ -24,16 +24,16 @@
 /* ---- configuration (from the run description) ---- */
 
 typedef struct rf_backend_cfg {
-    const char *name;       /* label in results, e.g. "g6" or "local" */
-    const char *uri;        /* "local", "local:/path/model.gguf", "openai:http://host:8080/v1" */
-    const char *model;      /* model name sent to an API (openai "model"); NULL: ask the server
-                             * (GET /models) or use the file name */
-    const char *api_key_env;/* environment variable holding the API key (never the key itself) */
-    int32_t threads;        /* local: engine threads (0: physical cores) */
-    int32_t max_seqs;       /* local: engine batch slots (0: 16) */
-    int32_t n_ctx;          /* local: context per request (0: engine default) */
-    double timeout_s;       /* per request; 0: 600 */
-    double stall_s;         /* no byte for this long mid-stream is an error; 0: 60 */
+    const char *name;        /* label in results, e.g. "g6" or "local" */
+    const char *uri;         /* "local", "local:/path/model.gguf", "openai:http://host:8080/v1" */
+    const char *model;       /* model name sent to an API (openai "model"); NULL: ask the server
+                              * (GET /models) or use the file name */
+    const char *api_key_env; /* environment variable holding the API key (never the key itself) */
+    int32_t threads;         /* local: engine threads (0: physical cores) */
+    int32_t max_seqs;        /* local: engine batch slots (0: 16) */
+    int32_t n_ctx;           /* local: context per request (0: engine default) */
+    double timeout_s;        /* per request; 0: 600 */
+    double stall_s;          /* no byte for this long mid-stream is an error; 0: 60 */
 } rf_backend_cfg;
 
 /* ---- one request ---- */
@@ -47,9 +47,9 @@ typedef struct rf_bk_message {
 
 typedef enum rf_bk_error {
     RF_BK_OK = 0,
-    RF_BK_REFUSED,      /* connection refused / could not connect / DNS */
-    RF_BK_TIMEOUT,      /* the whole request took longer than timeout_s */
-    RF_BK_STALL,        /* the stream went quiet for stall_s */
+    RF_BK_REFUSED, /* connection refused / could not connect / DNS */
+    RF_BK_TIMEOUT, /* the whole request took longer than timeout_s */
+    RF_BK_STALL,   /* the stream went quiet for stall_s */
     RF_BK_HTTP_4XX,
     RF_BK_HTTP_5XX,
     RF_BK_TRUNCATED,    /* the stream ended without [DONE] / a finish */
@@ -74,12 +74,12 @@ typedef struct rf_bk_result {
     int64_t t_first_byte;    /* first response byte (HTTP); engine: admission */
     int64_t t_first_content; /* first event carrying content or a tool-call delta */
     int64_t t_last_content;
-    int64_t t_done;          /* [DONE] / final event / transfer end */
+    int64_t t_done; /* [DONE] / final event / transfer end */
     /* every content-bearing event: time and tokens in it (-1 when unknown) */
     int64_t *ev_t;
     int32_t *ev_tokens;
     int32_t n_ev, cap_ev;
-    rf_buf text;             /* reply content, concatenated */
+    rf_buf text; /* reply content, concatenated */
     rf_bk_tool_call *calls;
     int32_t n_calls;
     int32_t prompt_tokens;     /* from the server's usage; -1 when not sent */
@@ -105,15 +105,15 @@ struct rf_bk_request {
     const char *tools;       /* OpenAI "tools" array as JSON text; NULL: none */
     const char *tool_choice; /* "auto", "none", "required"; NULL: omitted */
     float temperature;
-    float top_p;             /* 1: omitted */
+    float top_p; /* 1: omitted */
     int32_t max_tokens;
     uint64_t seed;
-    bool ignore_eos;         /* ask for exactly max_tokens (vLLM/llama.cpp extension) */
-    bool stream;             /* SSE streaming (with usage) vs one JSON body */
-    rf_bk_done_fn done;      /* runs once, on the loop thread */
+    bool ignore_eos;    /* ask for exactly max_tokens (vLLM/llama.cpp extension) */
+    bool stream;        /* SSE streaming (with usage) vs one JSON body */
+    rf_bk_done_fn done; /* runs once, on the loop thread */
     void *user;
     rf_bk_result res;
-    void *priv;              /* the backend's per-request state */
+    void *priv; /* the backend's per-request state */
 };
 
 void rf_bk_result_init(rf_bk_result *r);

@@ -94,10 +94,18 @@ static void deliver(void *user) {
     r->completion_tokens = ev->n_generated;
     r->client_tokens = ev->n_generated;
     switch (ev->finish) {
-    case RF_FINISH_STOP: snprintf(r->finish_reason, sizeof r->finish_reason, "stop"); break;
-    case RF_FINISH_LENGTH: snprintf(r->finish_reason, sizeof r->finish_reason, "length"); break;
-    case RF_FINISH_CANCELLED: rf_bk_fail(r, RF_BK_CANCELLED, "cancelled"); break;
-    default: rf_bk_fail(r, RF_BK_INTERNAL, "engine: %s", ev->text + ev->len); break;
+    case RF_FINISH_STOP:
+        snprintf(r->finish_reason, sizeof r->finish_reason, "stop");
+        break;
+    case RF_FINISH_LENGTH:
+        snprintf(r->finish_reason, sizeof r->finish_reason, "length");
+        break;
+    case RF_FINISH_CANCELLED:
+        rf_bk_fail(r, RF_BK_CANCELLED, "cancelled");
+        break;
+    default:
+        rf_bk_fail(r, RF_BK_INTERNAL, "engine: %s", ev->text + ev->len);
+        break;
     }
     if (req->tools && r->err == RF_BK_OK) {
         char *name = NULL, *args = NULL;

@@ -21,7 +21,7 @@ struct rf_bench {
     int64_t t0;
     json_t *summary;
     int tty;
-    uint64_t seq; /* record sequence number */
+    uint64_t seq;       /* record sequence number */
     rf_send **inflight; /* started, not yet done: cancelled on interrupt */
     int n_inflight, cap_inflight;
     int cancelling;
@@ -31,7 +31,8 @@ void rf_run_desc_defaults(rf_run_desc *d) {
     memset(d, 0, sizeof *d);
     d->speed_runs = 3;
     d->speed_tokens = 512;
-    d->speed_prompt = "Write a long story about a lighthouse keeper who finds a message in a bottle.";
+    d->speed_prompt =
+        "Write a long story about a lighthouse keeper who finds a message in a bottle.";
     d->levels[0] = 1, d->levels[1] = 4, d->levels[2] = 16;
     d->n_levels = 3;
     d->load_tokens = 128;
@@ -44,11 +45,21 @@ void rf_run_desc_defaults(rf_run_desc *d) {
     d->progress = true;
 }
 
-rf_run_desc *rf_bench_run(rf_bench *b) { return b->run; }
-const char *rf_bench_dir(const rf_bench *b) { return b->dir; }
-int rf_bench_interrupted(const rf_bench *b) { return b->interrupted && *b->interrupted; }
-json_t *rf_bench_summary(rf_bench *b) { return b->summary; }
-int64_t rf_bench_t0(const rf_bench *b) { return b->t0; }
+rf_run_desc *rf_bench_run(rf_bench *b) {
+    return b->run;
+}
+const char *rf_bench_dir(const rf_bench *b) {
+    return b->dir;
+}
+int rf_bench_interrupted(const rf_bench *b) {
+    return b->interrupted && *b->interrupted;
+}
+json_t *rf_bench_summary(rf_bench *b) {
+    return b->summary;
+}
+int64_t rf_bench_t0(const rf_bench *b) {
+    return b->t0;
+}
 
 static rf_status make_dirs(const char *path, rf_error *err) {
     char tmp[1024];
@@ -183,7 +194,8 @@ void rf_send_metrics_of(const rf_send *s, rf_send_metrics *m) {
                                           : r->n_ev;
     m->ttft_ms = m->e2e_ms = m->tpot_ms = m->decode_tok_s = m->e2e_tok_s = -1;
     m->queue_e2e_ms = m->lag_ms = -1;
-    if (r->t_sent && r->t_first_content) m->ttft_ms = (double)(r->t_first_content - r->t_sent) / 1e6;
+    if (r->t_sent && r->t_first_content)
+        m->ttft_ms = (double)(r->t_first_content - r->t_sent) / 1e6;
     if (r->t_sent && r->t_last_content) m->e2e_ms = (double)(r->t_last_content - r->t_sent) / 1e6;
     if (m->tokens > 1 && m->e2e_ms >= 0 && m->ttft_ms >= 0)
         m->tpot_ms = (m->e2e_ms - m->ttft_ms) / (m->tokens - 1);
@@ -191,7 +203,8 @@ void rf_send_metrics_of(const rf_send *s, rf_send_metrics *m) {
         m->decode_tok_s = (m->tokens - 1) * 1e9 / (double)(r->t_last_content - r->t_first_content);
     if (m->tokens > 0 && m->e2e_ms > 0) m->e2e_tok_s = m->tokens * 1e3 / m->e2e_ms;
     int64_t intended = s->t_intended ? s->t_intended : r->t_sent;
-    if (intended && r->t_last_content) m->queue_e2e_ms = (double)(r->t_last_content - intended) / 1e6;
+    if (intended && r->t_last_content)
+        m->queue_e2e_ms = (double)(r->t_last_content - intended) / 1e6;
     if (s->t_intended && r->t_sent) m->lag_ms = (double)(r->t_sent - s->t_intended) / 1e6;
 }
 
@@ -367,9 +380,9 @@ static size_t utf8_seq(const unsigned char *p, size_t n) {
     if (!need || need > n) return 0;
     for (size_t i = 1; i < need; i++)
         if ((p[i] & 0xC0) != 0x80) return 0;
-    if (need == 2 && c < 0xC2) return 0;                      /* overlong */
-    if (need == 3 && c == 0xE0 && p[1] < 0xA0) return 0;      /* overlong */
-    if (need == 3 && c == 0xED && p[1] >= 0xA0) return 0;     /* surrogate */
+    if (need == 2 && c < 0xC2) return 0;                  /* overlong */
+    if (need == 3 && c == 0xE0 && p[1] < 0xA0) return 0;  /* overlong */
+    if (need == 3 && c == 0xED && p[1] >= 0xA0) return 0; /* surrogate */
     if (need == 4 && (c > 0xF4 || (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90)))
         return 0;
     return need;

@@ -26,16 +26,16 @@
 #include "bench/stats.h"
 
 #define RF_BENCH_MAX_BACKENDS 16
-#define RF_BENCH_MAX_LEVELS 16
+#define RF_BENCH_MAX_LEVELS   16
 
 typedef struct rf_bench_backend {
     rf_backend_cfg cfg;     /* name, uri, model, api_key_env, threads, ... */
     double usd_per_hour;    /* instance price (0: unknown) */
     double usd_per_m_input; /* per-token prices (0: unknown) */
     double usd_per_m_output;
-    const char *hardware;   /* e.g. "NVIDIA L4", "2-core AMD EPYC" */
-    double mem_bw_gbs;      /* the hardware's memory bandwidth (0: unknown) */
-    rf_backend *b;          /* NULL when it failed to open (open_error says why) */
+    const char *hardware; /* e.g. "NVIDIA L4", "2-core AMD EPYC" */
+    double mem_bw_gbs;    /* the hardware's memory bandwidth (0: unknown) */
+    rf_backend *b;        /* NULL when it failed to open (open_error says why) */
     char open_error[RF_ERROR_MSG_MAX];
 } rf_bench_backend;
 
@@ -45,35 +45,35 @@ typedef struct rf_run_desc {
     /* suites to run, in this order */
     bool speed, load, accuracy, agent, probe, aba;
     /* speed: the seeds' single-stream measurement */
-    int speed_runs;          /* default 3 */
-    int speed_tokens;        /* default 512 */
+    int speed_runs;   /* default 3 */
+    int speed_tokens; /* default 512 */
     const char *speed_prompt;
     /* load: fixed concurrency levels, or a Poisson request rate */
     int levels[RF_BENCH_MAX_LEVELS];
-    int n_levels;            /* default 1, 4, 16 */
-    int load_requests;       /* per level; 0: max(8, 2 * level) */
-    int load_tokens;         /* default 128 */
-    int load_warmup;         /* requests per level excluded from statistics; default 1 */
-    double rate;             /* > 0: Poisson mode, requests per second */
-    int rate_requests;       /* Poisson mode: how many; default 32 */
-    int rate_max_concurrency;/* Poisson mode: 0 = unbounded */
+    int n_levels;             /* default 1, 4, 16 */
+    int load_requests;        /* per level; 0: max(8, 2 * level) */
+    int load_tokens;          /* default 128 */
+    int load_warmup;          /* requests per level excluded from statistics; default 1 */
+    double rate;              /* > 0: Poisson mode, requests per second */
+    int rate_requests;        /* Poisson mode: how many; default 32 */
+    int rate_max_concurrency; /* Poisson mode: 0 = unbounded */
     uint64_t rate_seed;
     /* accuracy */
-    const char *questions;   /* JSONL file; default data/accuracy/seed40.jsonl */
-    int accuracy_tokens;     /* default 48 */
-    int accuracy_concurrency;/* default 8 */
+    const char *questions;    /* JSONL file; default data/accuracy/seed40.jsonl */
+    int accuracy_tokens;      /* default 48 */
+    int accuracy_concurrency; /* default 8 */
     /* agent */
-    const char *agent_task;  /* default data/agent/count_ids.json */
-    int agent_runs;          /* default: the task's (3) */
+    const char *agent_task; /* default data/agent/count_ids.json */
+    int agent_runs;         /* default: the task's (3) */
     /* probe */
     const char *probe_question;
     /* aba */
     const char *aba_a, *aba_b; /* backend names */
     bool aba_speed, aba_load;  /* suites run in each A/B/A phase */
     /* output */
-    const char *out_dir;     /* runs/<timestamp> by default */
-    bool progress;           /* progress bar (terminal) or plain lines */
-    const char *data_dir;    /* where default data files live */
+    const char *out_dir;  /* runs/<timestamp> by default */
+    bool progress;        /* progress bar (terminal) or plain lines */
+    const char *data_dir; /* where default data files live */
 } rf_run_desc;
 
 void rf_run_desc_defaults(rf_run_desc *d);
@@ -100,8 +100,8 @@ struct rf_send {
     rf_send_done_fn on_done;   /* after the record is written; may start another send */
     void *user;
     /* graded suites fill these before the record is written */
-    json_t *grade;      /* object merged into the record (owned; freed with the send) */
-    int inflight_idx;   /* position in the bench's in-flight list while started */
+    json_t *grade;    /* object merged into the record (owned; freed with the send) */
+    int inflight_idx; /* position in the bench's in-flight list while started */
 };
 
 /* ---- running ---- */

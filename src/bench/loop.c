@@ -42,7 +42,9 @@ static int timer_before(const timer *a, const timer *b) {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+static void curl_init_once(void) {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
 
 rf_status rf_loop_new(rf_loop **out, rf_error *err) {
     *out = NULL;
@@ -70,7 +72,9 @@ void rf_loop_free(rf_loop *l) {
     free(l);
 }
 
-void *rf_loop_multi(rf_loop *l) { return l->multi; }
+void *rf_loop_multi(rf_loop *l) {
+    return l->multi;
+}
 
 rf_status rf_loop_add_easy(rf_loop *l, void *easy, rf_loop_done_fn done, void *user,
                            rf_error *err) {

@@ -15,7 +15,8 @@ static double num2(const json_t *o, const char *a, const char *b) {
 
 /* "12.3" or "-" */
 static void cell(FILE *f, const char *fmt, double v) {
-    if (isnan(v) || v < 0) fputs(" - |", f);
+    if (isnan(v) || v < 0)
+        fputs(" - |", f);
     else {
         fputc(' ', f);
         fprintf(f, fmt, v);
@@ -30,8 +31,10 @@ static void excerpt(FILE *f, const char *s, size_t max) {
     for (; s && *s && n < max; s++, n++) {
         char c = *s;
         if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-        if (c == '|') fputs("\\|", f);
-        else fputc(c, f);
+        if (c == '|')
+            fputs("\\|", f);
+        else
+            fputc(c, f);
     }
     if (s && *s) fputs("...", f);
     fputs(" |", f);
@@ -80,7 +83,8 @@ static void load_table(const json_t *sec, FILE *f) {
                 snprintf(level, sizeof level, "%.2f req/s", num(lv, "rate"));
             else
                 snprintf(level, sizeof level, "c=%d", (int)num(lv, "concurrency"));
-            fprintf(f, "| %s | %s | %d | %d |", name, level, (int)num(lv, "ok"), (int)num(lv, "errors"));
+            fprintf(f, "| %s | %s | %d | %d |", name, level, (int)num(lv, "ok"),
+                    (int)num(lv, "errors"));
             cell(f, "%.1f", num(lv, "output_tok_s"));
             cell(f, "%.2f", num(lv, "request_rate"));
             cell(f, "%.1f", num2(lv, "ttft_ms", "p50"));
@@ -138,7 +142,8 @@ static void agent_table(const json_t *sec, FILE *f) {
     json_object_foreach((json_t *)sec, name, o) {
         size_t i;
         const json_t *l;
-        json_array_foreach(json_object_get(o, "lines"), i, l) fprintf(f, "%s\n", json_string_value(l));
+        json_array_foreach(json_object_get(o, "lines"), i, l)
+            fprintf(f, "%s\n", json_string_value(l));
     }
     fputs("```\n\n| backend | runs | number correct | filter correct |\n|---|---|---|---|\n", f);
     json_object_foreach((json_t *)sec, name, o)
@@ -161,12 +166,15 @@ static void probe_table(const json_t *sec, FILE *f) {
 
 static void aba_table(const json_t *sec, FILE *f) {
     fprintf(f, "\n## A/B/A: %s, %s, %s\n\n", json_string_value(json_object_get(sec, "a")),
-            json_string_value(json_object_get(sec, "b")), json_string_value(json_object_get(sec, "a")));
+            json_string_value(json_object_get(sec, "b")),
+            json_string_value(json_object_get(sec, "a")));
     if (json_object_get(sec, "error")) {
         fprintf(f, "%s\n", json_string_value(json_object_get(sec, "error")));
         return;
     }
-    fputs("| metric | A | B | A again | A drift | B - A | exceeds drift |\n|---|---|---|---|---|---|---|\n", f);
+    fputs("| metric | A | B | A again | A drift | B - A | exceeds drift "
+          "|\n|---|---|---|---|---|---|---|\n",
+          f);
     const char *keys[] = {"decode_tok_s", "output_tok_s_top_level"};
     for (int k = 0; k < 2; k++) {
         const json_t *o = json_object_get(sec, keys[k]);
@@ -186,7 +194,9 @@ void rf_report_markdown(const json_t *summary, FILE *f) {
     fprintf(f, "# roofline bench scoreboard\n\nrun `%s`, %s%s\n\n",
             json_string_value(json_object_get(run, "dir")),
             json_string_value(json_object_get(run, "date")),
-            json_is_true(json_object_get(summary, "interrupted")) ? " (interrupted: partial results)" : "");
+            json_is_true(json_object_get(summary, "interrupted"))
+                ? " (interrupted: partial results)"
+                : "");
     fputs("| backend | uri | model | hardware | $/hour | status |\n|---|---|---|---|---|---|\n", f);
     const char *name;
     const json_t *o;
@@ -194,10 +204,13 @@ void rf_report_markdown(const json_t *summary, FILE *f) {
         const json_t *e = json_object_get(o, "error");
         fprintf(f, "| %s | %s | %s | %s |", name, json_string_value(json_object_get(o, "uri")),
                 json_string_value(json_object_get(o, "model")),
-                json_object_get(o, "hardware") ? json_string_value(json_object_get(o, "hardware")) : "-");
+                json_object_get(o, "hardware") ? json_string_value(json_object_get(o, "hardware"))
+                                               : "-");
         cell(f, "%.4f", num(o, "usd_per_hour") > 0 ? num(o, "usd_per_hour") : NAN);
-        if (e) excerpt(f, json_string_value(e), 80);
-        else fputs(" ok |", f);
+        if (e)
+            excerpt(f, json_string_value(e), 80);
+        else
+            fputs(" ok |", f);
         fputc('\n', f);
     }
     const json_t *s;

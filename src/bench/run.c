@@ -51,7 +51,8 @@ static rf_status run_aba(rf_bench *b, rf_error *err) {
     rf_bench_backend *a = find_backend(d, d->aba_a), *bk = find_backend(d, d->aba_b);
     json_t *out = section(b, "aba");
     if (!a || !bk || !a->b || !bk->b) {
-        json_object_set_new(out, "error", json_string("aba needs two opened backends (aba_a, aba_b)"));
+        json_object_set_new(out, "error",
+                            json_string("aba needs two opened backends (aba_a, aba_b)"));
         return RF_OK;
     }
     json_object_set_new(out, "a", json_string(a->cfg.name));

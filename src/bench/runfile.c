@@ -18,9 +18,11 @@ void rf_runfile_help(FILE *f) {
         "Options (they override the run file's values):\n"
         "  --run FILE            a JSON run description (schema below)\n"
         "  --backend NAME=URI    add a backend (repeatable); URI: local, local:MODEL.gguf,\n"
-        "                        openai:http://HOST:PORT/v1 (llama-server, vLLM, roofline serve, ...)\n"
+        "                        openai:http://HOST:PORT/v1 (llama-server, vLLM, roofline serve, "
+        "...)\n"
         "  --model NAME          model name sent to openai backends (default: the server's first)\n"
-        "  --api-key-env VAR     environment variable holding the API key (default OPENAI_API_KEY)\n"
+        "  --api-key-env VAR     environment variable holding the API key (default "
+        "OPENAI_API_KEY)\n"
         "  --suites LIST         comma list of speed,load,accuracy,agent,probe\n"
         "  --speed-runs N        speed runs (3)          --speed-tokens N  tokens per run (512)\n"
         "  --levels LIST         load concurrency levels (1,4,16)\n"
@@ -52,7 +54,8 @@ void rf_runfile_help(FILE *f) {
         "                \"hardware\": {\"name\": \"NVIDIA L4\", \"mem_bw_gbs\": 300}}],\n"
         "  \"suites\": [\"speed\", \"load\", \"accuracy\", \"agent\", \"probe\"],\n"
         "  \"speed\": {\"runs\": 3, \"max_tokens\": 512, \"prompt\": \"...\"},\n"
-        "  \"load\": {\"levels\": [1, 4, 16], \"requests\": 0, \"max_tokens\": 128, \"warmup\": 1,\n"
+        "  \"load\": {\"levels\": [1, 4, 16], \"requests\": 0, \"max_tokens\": 128, \"warmup\": "
+        "1,\n"
         "           \"rate\": 0, \"rate_requests\": 32, \"max_concurrency\": 0, \"seed\": 1},\n"
         "  \"accuracy\": {\"questions\": \"data/accuracy/seed40.jsonl\", \"max_tokens\": 48,\n"
         "               \"concurrency\": 8},\n"
@@ -109,8 +112,8 @@ static rf_status get_int(ctx *c, const char *path, json_t *o, const char *key, l
     return RF_OK;
 }
 
-static rf_status get_num(ctx *c, const char *path, json_t *o, const char *key, double lo,
-                         double hi, double *out) {
+static rf_status get_num(ctx *c, const char *path, json_t *o, const char *key, double lo, double hi,
+                         double *out) {
     json_t *v = json_object_get(o, key);
     if (!v) return RF_OK;
     char p[256];
@@ -131,17 +134,23 @@ static rf_status get_str(ctx *c, const char *path, json_t *o, const char *key, c
     if (!v || json_is_null(v)) return RF_OK;
     char p[256];
     snprintf(p, sizeof p, "%s.%s", path, key);
-    if (!json_is_string(v) || !*json_string_value(v)) return bad(c, p, "expected a non-empty string");
+    if (!json_is_string(v) || !*json_string_value(v))
+        return bad(c, p, "expected a non-empty string");
     *out = json_string_value(v);
     return RF_OK;
 }
 
 static rf_status set_suite(ctx *c, rf_run_desc *d, const char *path, const char *s) {
-    if (!strcmp(s, "speed")) d->speed = true;
-    else if (!strcmp(s, "load")) d->load = true;
-    else if (!strcmp(s, "accuracy")) d->accuracy = true;
-    else if (!strcmp(s, "agent")) d->agent = true;
-    else if (!strcmp(s, "probe")) d->probe = true;
+    if (!strcmp(s, "speed"))
+        d->speed = true;
+    else if (!strcmp(s, "load"))
+        d->load = true;
+    else if (!strcmp(s, "accuracy"))
+        d->accuracy = true;
+    else if (!strcmp(s, "agent"))
+        d->agent = true;
+    else if (!strcmp(s, "probe"))
+        d->probe = true;
     else {
         char m[160];
         snprintf(m, sizeof m, "unknown suite '%.40s' (speed, load, accuracy, agent, probe)", s);
@@ -153,9 +162,9 @@ static rf_status set_suite(ctx *c, rf_run_desc *d, const char *path, const char 
 static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     char path[64];
     snprintf(path, sizeof path, "backends[%d]", i);
-    static const char *const keys[] = {"name",      "uri",     "model", "api_key_env", "threads",
-                                       "max_seqs",  "n_ctx",   "timeout_s", "stall_s", "price",
-                                       "hardware",  NULL};
+    static const char *const keys[] = {"name",    "uri",      "model",    "api_key_env",
+                                       "threads", "max_seqs", "n_ctx",    "timeout_s",
+                                       "stall_s", "price",    "hardware", NULL};
     rf_status st = only_keys(c, path, o, keys);
     if (!st) st = get_str(c, path, o, "name", &bb->cfg.name);
     if (!st) st = get_str(c, path, o, "uri", &bb->cfg.uri);
@@ -173,7 +182,8 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     if (price) {
         char p[96];
         snprintf(p, sizeof p, "%s.price", path);
-        static const char *const pk[] = {"usd_per_hour", "usd_per_m_input", "usd_per_m_output", NULL};
+        static const char *const pk[] = {"usd_per_hour", "usd_per_m_input", "usd_per_m_output",
+                                         NULL};
         st = only_keys(c, p, price, pk);
         if (!st) st = get_num(c, p, price, "usd_per_hour", 0, 1e6, &bb->usd_per_hour);
         if (!st) st = get_num(c, p, price, "usd_per_m_input", 0, 1e6, &bb->usd_per_m_input);
@@ -207,19 +217,18 @@ static rf_status parse_levels(ctx *c, json_t *a, rf_run_desc *d) {
     return RF_OK;
 }
 
-rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *rf,
-                                rf_error *err) {
+rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *rf, rf_error *err) {
     ctx c = {name, err};
     json_error_t je;
     json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
     if (!root)
-        return rf_error_set(err, RF_ERR_ARG, "%s: line %d column %d: %s", name, je.line,
-                            je.column, je.text);
+        return rf_error_set(err, RF_ERR_ARG, "%s: line %d column %d: %s", name, je.line, je.column,
+                            je.text);
     json_decref(rf->root);
     rf->root = root;
     rf_run_desc *d = &rf->desc;
-    static const char *const keys[] = {"backends", "suites", "speed", "load",  "accuracy",
-                                       "agent",    "probe",  "aba",   "out",   NULL};
+    static const char *const keys[] = {"backends", "suites", "speed", "load", "accuracy",
+                                       "agent",    "probe",  "aba",   "out",  NULL};
     rf_status st = only_keys(&c, "run", root, keys);
     if (st) return st;
     json_t *bs = json_object_get(root, "backends");
@@ -258,16 +267,19 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
         if (st) return st;
     }
     if ((o = json_object_get(root, "load"))) {
-        static const char *const k[] = {"levels", "requests", "max_tokens", "warmup", "rate",
-                                        "rate_requests", "max_concurrency", "seed", NULL};
+        static const char *const k[] = {"levels",          "requests", "max_tokens",
+                                        "warmup",          "rate",     "rate_requests",
+                                        "max_concurrency", "seed",     NULL};
         st = only_keys(&c, "load", o, k);
-        if (!st && json_object_get(o, "levels")) st = parse_levels(&c, json_object_get(o, "levels"), d);
+        if (!st && json_object_get(o, "levels"))
+            st = parse_levels(&c, json_object_get(o, "levels"), d);
         if (!st) st = get_int(&c, "load", o, "requests", 0, 1 << 20, &d->load_requests);
         if (!st) st = get_int(&c, "load", o, "max_tokens", 1, 1 << 20, &d->load_tokens);
         if (!st) st = get_int(&c, "load", o, "warmup", 0, 1 << 20, &d->load_warmup);
         if (!st) st = get_num(&c, "load", o, "rate", 0, 1e6, &d->rate);
         if (!st) st = get_int(&c, "load", o, "rate_requests", 1, 1 << 20, &d->rate_requests);
-        if (!st) st = get_int(&c, "load", o, "max_concurrency", 0, 1 << 20, &d->rate_max_concurrency);
+        if (!st)
+            st = get_int(&c, "load", o, "max_concurrency", 0, 1 << 20, &d->rate_max_concurrency);
         int seed = (int)d->rate_seed;
         if (!st) st = get_int(&c, "load", o, "seed", 0, 1 << 30, &seed);
         d->rate_seed = (uint64_t)seed;
@@ -310,9 +322,12 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
             json_t *v;
             json_array_foreach(s, i, v) {
                 const char *n = json_string_value(v);
-                if (n && !strcmp(n, "speed")) d->aba_speed = true;
-                else if (n && !strcmp(n, "load")) d->aba_load = true;
-                else return bad(&c, "aba.suites", "only speed and load can run in A/B/A");
+                if (n && !strcmp(n, "speed"))
+                    d->aba_speed = true;
+                else if (n && !strcmp(n, "load"))
+                    d->aba_load = true;
+                else
+                    return bad(&c, "aba.suites", "only speed and load can run in A/B/A");
             }
         }
     }
@@ -344,7 +359,8 @@ static char *read_all(const char *path, rf_error *err) {
     return (char *)rf_buf_take(&b, NULL);
 }
 
-static rf_status flag_int(const char *flag, const char *v, long lo, long hi, int *out, rf_error *err) {
+static rf_status flag_int(const char *flag, const char *v, long lo, long hi, int *out,
+                          rf_error *err) {
     char *end = NULL;
     long x = v ? strtol(v, &end, 10) : 0;
     if (!v || !*v || *end || x < lo || x > hi)
@@ -386,10 +402,14 @@ rf_status rf_runfile_parse_args(int argc, char **argv, rf_runfile *rf, int *want
             d->aba_load = true;
             continue;
         }
-        if (!v) return rf_error_set(err, RF_ERR_ARG, "unknown option or missing value: '%s' "
-                                    "(roofline bench --help)", a);
+        if (!v)
+            return rf_error_set(err, RF_ERR_ARG,
+                                "unknown option or missing value: '%s' "
+                                "(roofline bench --help)",
+                                a);
         i++;
-        if (!strcmp(a, "--run")) continue;
+        if (!strcmp(a, "--run"))
+            continue;
         else if (!strcmp(a, "--backend")) {
             const char *eq = strchr(v, '=');
             if (d->n_backends >= RF_BENCH_MAX_BACKENDS)
@@ -405,8 +425,10 @@ rf_status rf_runfile_parse_args(int argc, char **argv, rf_runfile *rf, int *want
             }
             if (!*bb->cfg.uri || !*bb->cfg.name)
                 return rf_error_set(err, RF_ERR_ARG, "--backend expects NAME=URI, got '%s'", v);
-        } else if (!strcmp(a, "--model")) model = v;
-        else if (!strcmp(a, "--api-key-env")) key_env = v;
+        } else if (!strcmp(a, "--model"))
+            model = v;
+        else if (!strcmp(a, "--api-key-env"))
+            key_env = v;
         else if (!strcmp(a, "--suites")) {
             d->speed = d->load = d->accuracy = d->agent = d->probe = false;
             suites_given = 1;
@@ -415,8 +437,10 @@ rf_status rf_runfile_parse_args(int argc, char **argv, rf_runfile *rf, int *want
             ctx c = {"--suites", err};
             for (char *tok = strtok(buf, ","); tok && !st; tok = strtok(NULL, ","))
                 st = set_suite(&c, d, "value", tok);
-        } else if (!strcmp(a, "--speed-runs")) st = flag_int(a, v, 1, 1000, &d->speed_runs, err);
-        else if (!strcmp(a, "--speed-tokens")) st = flag_int(a, v, 1, 1 << 20, &d->speed_tokens, err);
+        } else if (!strcmp(a, "--speed-runs"))
+            st = flag_int(a, v, 1, 1000, &d->speed_runs, err);
+        else if (!strcmp(a, "--speed-tokens"))
+            st = flag_int(a, v, 1, 1 << 20, &d->speed_tokens, err);
         else if (!strcmp(a, "--levels")) {
             d->n_levels = 0;
             char buf[256];
@@ -427,32 +451,47 @@ rf_status rf_runfile_parse_args(int argc, char **argv, rf_runfile *rf, int *want
                 st = flag_int(a, tok, 1, 4096, &d->levels[d->n_levels++], err);
             }
             if (!d->n_levels) st = rf_error_set(err, RF_ERR_ARG, "--levels: empty list");
-        } else if (!strcmp(a, "--requests")) st = flag_int(a, v, 1, 1 << 20, &d->load_requests, err);
-        else if (!strcmp(a, "--load-tokens")) st = flag_int(a, v, 1, 1 << 20, &d->load_tokens, err);
-        else if (!strcmp(a, "--warmup")) st = flag_int(a, v, 0, 1 << 20, &d->load_warmup, err);
+        } else if (!strcmp(a, "--requests"))
+            st = flag_int(a, v, 1, 1 << 20, &d->load_requests, err);
+        else if (!strcmp(a, "--load-tokens"))
+            st = flag_int(a, v, 1, 1 << 20, &d->load_tokens, err);
+        else if (!strcmp(a, "--warmup"))
+            st = flag_int(a, v, 0, 1 << 20, &d->load_warmup, err);
         else if (!strcmp(a, "--rate")) {
             char *end = NULL;
             d->rate = strtod(v, &end);
             if (*end || !(d->rate > 0 && d->rate <= 1e6))
-                st = rf_error_set(err, RF_ERR_ARG, "--rate expects requests per second > 0, got '%s'", v);
-        } else if (!strcmp(a, "--rate-requests")) st = flag_int(a, v, 1, 1 << 20, &d->rate_requests, err);
-        else if (!strcmp(a, "--max-concurrency")) st = flag_int(a, v, 0, 1 << 20, &d->rate_max_concurrency, err);
-        else if (!strcmp(a, "--questions")) d->questions = v;
-        else if (!strcmp(a, "--accuracy-tokens")) st = flag_int(a, v, 1, 1 << 20, &d->accuracy_tokens, err);
-        else if (!strcmp(a, "--accuracy-concurrency")) st = flag_int(a, v, 1, 4096, &d->accuracy_concurrency, err);
-        else if (!strcmp(a, "--agent-task")) d->agent_task = v;
-        else if (!strcmp(a, "--agent-runs")) st = flag_int(a, v, 1, 1000, &d->agent_runs, err);
-        else if (!strcmp(a, "--probe")) d->probe_question = v;
+                st = rf_error_set(err, RF_ERR_ARG,
+                                  "--rate expects requests per second > 0, got '%s'", v);
+        } else if (!strcmp(a, "--rate-requests"))
+            st = flag_int(a, v, 1, 1 << 20, &d->rate_requests, err);
+        else if (!strcmp(a, "--max-concurrency"))
+            st = flag_int(a, v, 0, 1 << 20, &d->rate_max_concurrency, err);
+        else if (!strcmp(a, "--questions"))
+            d->questions = v;
+        else if (!strcmp(a, "--accuracy-tokens"))
+            st = flag_int(a, v, 1, 1 << 20, &d->accuracy_tokens, err);
+        else if (!strcmp(a, "--accuracy-concurrency"))
+            st = flag_int(a, v, 1, 4096, &d->accuracy_concurrency, err);
+        else if (!strcmp(a, "--agent-task"))
+            d->agent_task = v;
+        else if (!strcmp(a, "--agent-runs"))
+            st = flag_int(a, v, 1, 1000, &d->agent_runs, err);
+        else if (!strcmp(a, "--probe"))
+            d->probe_question = v;
         else if (!strcmp(a, "--aba")) {
             char *comma = strchr(v, ',');
             if (!comma || comma == v || !comma[1])
-                return rf_error_set(err, RF_ERR_ARG, "--aba expects A,B (two backend names), got '%s'", v);
+                return rf_error_set(err, RF_ERR_ARG,
+                                    "--aba expects A,B (two backend names), got '%s'", v);
             *comma = 0;
             d->aba_a = v;
             d->aba_b = comma + 1;
             d->aba = d->aba_speed = true;
-        } else if (!strcmp(a, "--threads")) st = flag_int(a, v, 0, 1024, &threads, err);
-        else if (!strcmp(a, "--out")) d->out_dir = v;
+        } else if (!strcmp(a, "--threads"))
+            st = flag_int(a, v, 0, 1024, &threads, err);
+        else if (!strcmp(a, "--out"))
+            d->out_dir = v;
         else
             return rf_error_set(err, RF_ERR_ARG, "unknown option '%s' (roofline bench --help)", a);
         if (st) return st;

@@ -54,7 +54,8 @@ static void grade(rf_send *s, const rf_question *q) {
     json_decref(s->grade);
     const rf_bk_result *r = &s->req.res;
     rf_grade g;
-    rf_grade_question(q, (const char *)r->text.data ? (const char *)r->text.data : "", r->text.len, &g);
+    rf_grade_question(q, (const char *)r->text.data ? (const char *)r->text.data : "", r->text.len,
+                      &g);
     s->grade = json_object();
     json_object_set_new(s->grade, "category", json_string(q->category));
     json_object_set_new(s->grade, "grader", json_string(rf_grader_kind_name(q->grader)));
@@ -132,10 +133,13 @@ rf_status rf_suite_accuracy(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_e
             json_object_set_new(c, "total", json_integer(0));
             json_object_set_new(cats, qs[i].category, c);
         }
-        json_object_set_new(c, "correct", json_integer(json_integer_value(json_object_get(c, "correct")) + ok));
-        json_object_set_new(c, "total", json_integer(json_integer_value(json_object_get(c, "total")) + 1));
+        json_object_set_new(c, "correct",
+                            json_integer(json_integer_value(json_object_get(c, "correct")) + ok));
+        json_object_set_new(c, "total",
+                            json_integer(json_integer_value(json_object_get(c, "total")) + 1));
         if (r->err == RF_BK_OK && s->finished)
-            json_object_set_new(replies, qs[i].id, rf_json_text((const char *)r->text.data, r->text.len));
+            json_object_set_new(replies, qs[i].id,
+                                rf_json_text((const char *)r->text.data, r->text.len));
         json_t *it = json_object();
         json_object_set_new(it, "id", json_string(qs[i].id));
         json_object_set_new(it, "correct", json_boolean(ok));
@@ -195,7 +199,8 @@ void rf_accuracy_agreement(rf_bench *b) {
                 json_object_set_new(p, "total", json_integer(ag.n_items));
                 json_object_set_new(p, "identical", json_integer(ag.n_identical));
                 json_t *diff = json_array();
-                for (int32_t k = 0; k < ag.n_diff; k++) json_array_append_new(diff, json_string(ag.diff_ids[k]));
+                for (int32_t k = 0; k < ag.n_diff; k++)
+                    json_array_append_new(diff, json_string(ag.diff_ids[k]));
                 json_object_set_new(p, "differing", diff);
                 json_array_append_new(pairs, p);
                 rf_agreement_free(&ag);

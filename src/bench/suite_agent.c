@@ -11,14 +11,15 @@
 #include "bench/bench.h"
 #include "util/clock.h"
 
-static void count_done(rf_send *s) { (*(int *)s->user)--; }
+static void count_done(rf_send *s) {
+    (*(int *)s->user)--;
+}
 
 rf_status rf_agent_preflight(const rf_run_desc *d, rf_error *err) {
     char buf[1024];
     rf_agent_task t;
-    rf_status st = rf_agent_task_load(rf_bench_data_path(d->agent_task, "agent/count_ids.json", buf,
-                                                         sizeof buf),
-                                      &t, err);
+    rf_status st = rf_agent_task_load(
+        rf_bench_data_path(d->agent_task, "agent/count_ids.json", buf, sizeof buf), &t, err);
     if (!st) rf_agent_task_free(&t);
     return st;
 }
@@ -30,10 +31,13 @@ static char *calls_json(const rf_bk_result *r) {
         json_t *c = json_object(), *f = json_object();
         json_object_set_new(c, "id", json_string(r->calls[i].id ? r->calls[i].id : "call"));
         json_object_set_new(c, "type", json_string("function"));
-        json_object_set_new(f, "name", rf_json_text(r->calls[i].name, r->calls[i].name ? strlen(r->calls[i].name) : 0));
+        json_object_set_new(
+            f, "name",
+            rf_json_text(r->calls[i].name, r->calls[i].name ? strlen(r->calls[i].name) : 0));
         json_object_set_new(f, "arguments",
-                            rf_json_text(r->calls[i].arguments,
-                                         r->calls[i].arguments ? strlen(r->calls[i].arguments) : 0));
+                            rf_json_text(r->calls[i].arguments, r->calls[i].arguments
+                                                                    ? strlen(r->calls[i].arguments)
+                                                                    : 0));
         json_object_set_new(c, "function", f);
         json_array_append_new(a, c);
     }
@@ -96,12 +100,12 @@ static rf_status one_run(rf_bench *b, rf_bench_backend *bb, const rf_agent_task 
         char *cj = calls_json(r);
         ts.call_json[ts.n_json] = cj;
         conv[n_conv++] = (rf_bk_message){"assistant", NULL, NULL, cj};
-        for (int32_t i = 0; i < r->n_calls && n_conv < RF_SEND_MAX_MSGS &&
-                            ts.n_results < RF_SEND_MAX_MSGS;
-             i++) {
+        for (int32_t i = 0;
+             i < r->n_calls && n_conv < RF_SEND_MAX_MSGS && ts.n_results < RF_SEND_MAX_MSGS; i++) {
             const char *args = r->calls[i].arguments ? r->calls[i].arguments : "";
             if (n_calls < t->max_turns * 4)
-                calls[n_calls++] = (rf_agent_call){r->calls[i].name ? r->calls[i].name : "", args, strlen(args)};
+                calls[n_calls++] =
+                    (rf_agent_call){r->calls[i].name ? r->calls[i].name : "", args, strlen(args)};
             rf_tool_result *res = &ts.results[ts.n_results++];
             rf_agent_execute(t, r->calls[i].name ? r->calls[i].name : "", args, strlen(args), res);
             conv[n_conv++] = (rf_bk_message){"tool", res->content, r->calls[i].id, NULL};

@@ -102,7 +102,8 @@ static void summarise(load_run *lr, int warmup, json_t *out) {
     double *qlat = calloc((size_t)n, sizeof(double)), *lag = calloc((size_t)n, sizeof(double));
     size_t gaps_cap = 0;
     for (int i = warmup; i < n; i++) gaps_cap += (size_t)lr->sends[i].req.res.n_ev;
-    double *cgap = calloc(gaps_cap + 1, sizeof(double)), *tgap = calloc(gaps_cap + 1, sizeof(double));
+    double *cgap = calloc(gaps_cap + 1, sizeof(double)),
+           *tgap = calloc(gaps_cap + 1, sizeof(double));
     size_t nt = 0, np = 0, nq = 0, nl = 0, ng = 0;
     int ok = 0, errs[RF_BK_ERROR_COUNT] = {0};
     long long tokens = 0, requested = 0, short_of = 0;
@@ -164,8 +165,8 @@ static void summarise(load_run *lr, int warmup, json_t *out) {
     free(ttft), free(tpot), free(qlat), free(lag), free(cgap), free(tgap);
 }
 
-static rf_status run_level(rf_bench *b, rf_bench_backend *bb, int level, double rate,
-                           json_t *out, rf_error *err) {
+static rf_status run_level(rf_bench *b, rf_bench_backend *bb, int level, double rate, json_t *out,
+                           rf_error *err) {
     rf_run_desc *d = rf_bench_run(b);
     int warmup = rate > 0 ? 0 : d->load_warmup;
     int n = rate > 0 ? d->rate_requests

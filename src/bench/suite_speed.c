@@ -10,7 +10,9 @@
 
 #include "bench/bench.h"
 
-static void count_done(rf_send *s) { (*(int *)s->user)--; }
+static void count_done(rf_send *s) {
+    (*(int *)s->user)--;
+}
 
 static json_t *minmedmax(double *v, int n) {
     rf_stats st;

@@ -125,13 +125,14 @@ int cli_inspect(int argc, char **argv) {
     double bw = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: roofline inspect [FILE] [--no-tensors] [--ctx N] [--bw GBS]\n"
-                   "Prints a GGUF file's header, metadata, tensor table and type mix; for a model\n"
-                   "roofline runs, the bytes read per decoded token by role at context N (default\n"
-                   "0) and the roofline ceiling tok/s = read bandwidth / bytes per token, with the\n"
-                   "bandwidth measured as `roofline membw` does unless --bw gives it (GB/s).\n"
-                   "FILE defaults to the embedded model (%s).\n",
-                   cli_default_model());
+            printf(
+                "usage: roofline inspect [FILE] [--no-tensors] [--ctx N] [--bw GBS]\n"
+                "Prints a GGUF file's header, metadata, tensor table and type mix; for a model\n"
+                "roofline runs, the bytes read per decoded token by role at context N (default\n"
+                "0) and the roofline ceiling tok/s = read bandwidth / bytes per token, with the\n"
+                "bandwidth measured as `roofline membw` does unless --bw gives it (GB/s).\n"
+                "FILE defaults to the embedded model (%s).\n",
+                cli_default_model());
             return RF_EXIT_OK;
         } else if (strcmp(argv[i], "--no-tensors") == 0) {
             show_tensors = 0;

@@ -11,7 +11,8 @@ rf_status rf_toolcall_instructions(const char *tools_json, rf_buf *out, rf_error
     json_t *tools = json_loads(tools_json, 0, &je);
     if (!tools || !json_is_array(tools)) {
         json_decref(tools);
-        return rf_error_set(err, RF_ERR_ARG, "tools: not a JSON array (%s)", tools ? "wrong type" : je.text);
+        return rf_error_set(err, RF_ERR_ARG, "tools: not a JSON array (%s)",
+                            tools ? "wrong type" : je.text);
     }
     json_t *fns = json_array();
     size_t i;

@@ -40,12 +40,12 @@ static void test_full_run(void) {
     CHECK(mkdtemp(dir) != NULL);
     char out[400];
     snprintf(out, sizeof out, "%s/run", dir);
-    const char *args[] = {"bench",          "--backend",        g_model_uri,   "--no-progress",
-                          "--speed-runs",   "2",                "--speed-tokens", "8",
-                          "--levels",       "1,3",              "--requests",  "3",
-                          "--load-tokens",  "6",                "--accuracy-tokens", "4",
-                          "--agent-runs",   "1",                "--threads",   "2",
-                          "--out",          out};
+    const char *args[] = {"bench",         "--backend", g_model_uri,         "--no-progress",
+                          "--speed-runs",  "2",         "--speed-tokens",    "8",
+                          "--levels",      "1,3",       "--requests",        "3",
+                          "--load-tokens", "6",         "--accuracy-tokens", "4",
+                          "--agent-runs",  "1",         "--threads",         "2",
+                          "--out",         out};
     rf_runfile rf;
     rf_error err = {0};
     CHECK_MSG(parse(args, (int)(sizeof args / sizeof args[0]), &rf, &err) == RF_OK, "%s", err.msg);
@@ -73,8 +73,8 @@ static void test_full_run(void) {
     while (f && fgets(line, sizeof line, f)) {
         json_t *o = json_loads(line, 0, &je);
         good += o && json_is_string(json_object_get(o, "suite")) &&
-                json_is_string(json_object_get(o, "status")) &&
-                json_object_get(o, "t_sent_ms") && json_object_get(o, "ttft_ms");
+                json_is_string(json_object_get(o, "status")) && json_object_get(o, "t_sent_ms") &&
+                json_object_get(o, "ttft_ms");
         with_events += json_array_size(json_object_get(o, "events_ms")) > 0;
         json_decref(o);
     }
@@ -87,7 +87,8 @@ static void test_full_run(void) {
     json_t *sp = json_object_get(json_object_get(sum, "speed"), "tiny");
     CHECK(json_integer_value(json_object_get(sp, "ok")) == 2);
     CHECK(json_number_value(json_object_get(json_object_get(sp, "decode_tok_s"), "median")) > 0);
-    json_t *levels = json_object_get(json_object_get(json_object_get(sum, "load"), "tiny"), "levels");
+    json_t *levels =
+        json_object_get(json_object_get(json_object_get(sum, "load"), "tiny"), "levels");
     CHECK(json_array_size(levels) == 2);
     json_t *l3 = json_array_get(levels, 1);
     CHECK(json_integer_value(json_object_get(l3, "ok")) == 3);
@@ -95,7 +96,8 @@ static void test_full_run(void) {
     CHECK(json_number_value(json_object_get(l3, "output_tok_s")) > 0);
     json_t *acc = json_object_get(json_object_get(sum, "accuracy"), "tiny");
     CHECK(json_integer_value(json_object_get(acc, "total")) == 40);
-    CHECK(json_array_size(json_object_get(json_object_get(json_object_get(sum, "agent"), "tiny"), "lines")) == 1);
+    CHECK(json_array_size(json_object_get(json_object_get(json_object_get(sum, "agent"), "tiny"),
+                                          "lines")) == 1);
     CHECK(json_object_get(json_object_get(sum, "probe"), "tiny") != NULL);
     json_decref(sum);
     snprintf(path, sizeof path, "%s/scoreboard.md", out);
@@ -117,8 +119,9 @@ static void *interrupter(void *arg) {
 static void test_interrupt(void) {
     char dir[] = "/tmp/roofline-bench-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    const char *args[] = {"bench", "--backend", g_model_uri, "--no-progress", "--suites", "load",
-                          "--levels", "2", "--requests", "400", "--load-tokens", "8", "--out", dir};
+    const char *args[] = {
+        "bench", "--backend",  g_model_uri, "--no-progress", "--suites", "load",  "--levels",
+        "2",     "--requests", "400",       "--load-tokens", "8",        "--out", dir};
     rf_runfile rf;
     rf_error err = {0};
     CHECK(parse(args, (int)(sizeof args / sizeof args[0]), &rf, &err) == RF_OK);
@@ -160,8 +163,9 @@ static void expect_bad_json(const char *text, const char *needle) {
 
 static void test_bad_input(void) {
     expect_bad_json("{\"backends\": [{\"uri\": \"local\", \"prise\": {}}]}", "backends[0].prise");
-    expect_bad_json("{\"backends\": [{\"uri\": \"local\", \"price\": {\"usd_per_hour\": \"cheap\"}}]}",
-                    "backends[0].price.usd_per_hour: expected a number");
+    expect_bad_json(
+        "{\"backends\": [{\"uri\": \"local\", \"price\": {\"usd_per_hour\": \"cheap\"}}]}",
+        "backends[0].price.usd_per_hour: expected a number");
     expect_bad_json("{\"load\": {\"levels\": [1, 0]}}", "load.levels");
     expect_bad_json("{\"suites\": [\"speed\", \"sped\"]}", "unknown suite 'sped'");
     expect_bad_json("{\"backends\": [{\"name\": \"x\"}]}", "missing \"uri\"");
@@ -189,7 +193,8 @@ static void test_bad_input(void) {
     /* a question file with a bad line is refused before anything runs, naming the line */
     char qpath[] = "/tmp/roofline-q-XXXXXX";
     int fd = mkstemp(qpath);
-    const char *bad = "{\"id\":\"a\",\"category\":\"c\",\"prompt\":\"p\",\"answer\":\"1\",\"grader\":\"number\"}\n"
+    const char *bad = "{\"id\":\"a\",\"category\":\"c\",\"prompt\":\"p\",\"answer\":\"1\","
+                      "\"grader\":\"number\"}\n"
                       "{\"id\":\"b\",\"category\":\"c\",\"prompt\":\"p\",\"grader\":\"number\"}\n";
     ssize_t wr = write(fd, bad, strlen(bad));
     (void)wr;
