@@ -14,8 +14,15 @@
  * first 4096 rows, a sanity check only (cancelling rows inflate it; tests/unit/test_kernels.c
  * checks the real tolerance).
  *
- * Usage: kernels_bench [reps [filter]]   (reps defaults to 5; filter: only matrices whose name
- * contains it)
+ * Tile mode (a third argument n_tok > 1): one dot_tile call over the matrix (big ones cut to
+ * fewer rows) and n_tok activation rows, as rf_matmul gives each thread its rows, against the
+ * per-token loop of dot_rows on TILE-row tiles it replaces; figures in GMAC/s (weight values x
+ * tokens per ns) and the speed-up. The cached matrices show the compute ceiling of prefill and
+ * batched decode. The last column counts outputs where the two differ at all: dot_tile must
+ * give dot_rows' bits (0).
+ *
+ * Usage: kernels_bench [reps [filter [n_tok]]]   (reps defaults to 5; filter: only matrices whose
+ * name contains it, "" for all; n_tok defaults to 1: the single-token table above)
  */
 #include <math.h>
 #include <stdint.h>
@@ -166,10 +173,79 @@ static int64_t time_dot(const rf_kernels *k, const shape *sh, const uint8_t *w, 
     return median(t, reps);
 }
 
+/* Median ns of one pass over the matrix for n_tok tokens: one dot_tile call over all rows and
+ * tokens (tile = 1, as rf_matmul gives a thread its rows), or dot_rows per TILE-row tile and
+ * token (tile = 0, what rf_matmul did before dot_tile). */
+static int64_t time_tile(const rf_kernels *k, int tile, const shape *sh, const uint8_t *w,
+                         size_t rb, int64_t n_tok, const uint8_t *a, size_t ab, float *y,
+                         int reps) {
+    int64_t t[32];
+    for (int rep = -1; rep < reps; rep++) {
+        const int64_t t0 = rf_now_ns();
+        if (tile) {
+            k->dot_tile(sh->t, sh->cols, sh->rows, w, rb, n_tok, a, ab, y, sh->rows);
+        } else {
+            for (int64_t r = 0; r < sh->rows; r += TILE) {
+                const int64_t nr = sh->rows - r < TILE ? sh->rows - r : TILE;
+                for (int64_t j = 0; j < n_tok; j++)
+                    k->dot_rows(sh->t, sh->cols, nr, w + (size_t)r * rb, rb, a + (size_t)j * ab,
+                                y + j * sh->rows + r);
+            }
+        }
+        if (rep >= 0) t[rep] = rf_now_ns() - t0;
+    }
+    return median(t, reps);
+}
+
+/* Tile mode: every matrix (the big ones with fewer rows) against n_tok tokens. */
+static void run_tiles(const shape *shapes, int nshapes, const table *tables, int nt, int reps,
+                      const char *filter, int64_t n_tok, uint8_t *w) {
+    printf("roofline kernels_bench: dot_tile, single thread, %lld tokens, median of %d\n\n",
+           (long long)n_tok, reps);
+    printf("%-24s %-10s %12s %12s %8s %10s\n", "matrix", "table", "tile GMAC/s", "rows GMAC/s",
+           "speedup", "differ");
+    uint64_t seed = 43;
+    for (int i = 0; i < nshapes; i++) {
+        shape sh = shapes[i];
+        if (filter && *filter && !strstr(sh.name, filter)) continue;
+        const int64_t max_rows = 8192 * 64 / n_tok > 256 ? 8192 * 64 / n_tok : 256;
+        if (sh.rows > max_rows) sh.rows = max_rows;
+        const size_t rb = rf_type_row_bytes((uint32_t)sh.t, (uint64_t)sh.cols);
+        fill_weights(sh.t, w, rb * (size_t)sh.rows, &seed);
+        const rf_type at = rf_vec_dot_type(sh.t);
+        const size_t ab = rf_type_row_bytes((uint32_t)at, (uint64_t)sh.cols);
+        float *x = xalloc((size_t)sh.cols * sizeof *x);
+        uint8_t *a = xalloc(ab * (size_t)n_tok);
+        for (int64_t j = 0; j < n_tok; j++) {
+            for (int64_t c = 0; c < sh.cols; c++) x[c] = rng_sym(&seed);
+            rf_kernels_scalar.quantize_act(at, x, a + (size_t)j * ab, sh.cols);
+        }
+        float *y = xalloc((size_t)sh.rows * (size_t)n_tok * sizeof *y);
+        float *yref = xalloc((size_t)sh.rows * (size_t)n_tok * sizeof *yref);
+        const double macs = (double)sh.rows * (double)sh.cols * (double)n_tok;
+        for (int k = 1; k < nt; k++) { /* the SIMD tables */
+            const int64_t ns_rows = time_tile(tables[k].k, 0, &sh, w, rb, n_tok, a, ab, yref, reps);
+            const int64_t ns_tile = time_tile(tables[k].k, 1, &sh, w, rb, n_tok, a, ab, y, reps);
+            long differ = 0;
+            for (int64_t j = 0; j < sh.rows * n_tok; j++)
+                differ += memcmp(&y[j], &yref[j], sizeof *y) != 0;
+            printf("%-24s %-10s %12.2f %12.2f %7.2fx %10ld\n", sh.name, tables[k].name,
+                   macs / (double)ns_tile, macs / (double)ns_rows,
+                   (double)ns_rows / (double)ns_tile, differ);
+        }
+        printf("\n");
+        free(x);
+        free(a);
+        free(y);
+        free(yref);
+    }
+}
+
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 5;
     if (reps < 1 || reps > 31) reps = 5;
-    const char *filter = argc > 2 ? argv[2] : NULL;
+    const char *filter = argc > 2 && *argv[2] ? argv[2] : NULL;
+    const int64_t n_tok = argc > 3 ? atoll(argv[3]) : 1;
     const int64_t stream_bytes = 178257920; /* the head's size */
     const shape shapes[] = {
         {"head Q8_0 262144x640", RF_TYPE_Q8_0, 640, 262144},
@@ -204,6 +280,11 @@ int main(int argc, char **argv) {
     }
     uint8_t *w = xalloc(max_bytes);
     memset(w, 0, max_bytes);
+    if (n_tok > 1) {
+        run_tiles(shapes, nshapes, tables, nt, reps, filter, n_tok, w);
+        free(w);
+        return 0;
+    }
     const int64_t read2 = time_read(0, w, (size_t)stream_bytes, reps);
     const int64_t read5 = time_read(1, w, (size_t)stream_bytes, reps);
     printf("roofline kernels_bench: single thread, median of %d, cpu best isa %s\n", reps,

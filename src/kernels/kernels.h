@@ -25,12 +25,30 @@ typedef struct rf_kernels {
      * bytes apart; a is one activation row of rf_vec_dot_type(t). */
     void (*dot_rows)(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t w_stride,
                      const void *a, float *out);
+    /* The same dot for n_tok activation rows at once: out[j * out_stride + r] = dot(weight row r,
+     * activation row j) for r < n_rows, j < n_tok; activation row j is at a + j * a_stride, of
+     * rf_vec_dot_type(t). The kernel of prefill and batched decode: the SIMD tables unpack each
+     * weight block once for all the tokens (tiles of rows, one row per vector lane) instead of
+     * once per token; give it many rows and tokens at once (it chunks them itself). Every result
+     * has exactly the bits dot_rows gives for that token (batch invariance: what else is in a
+     * batch never changes a sequence's logits); same numerics contract as dot_rows. */
+    void (*dot_tile)(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t w_stride,
+                     int64_t n_tok, const void *a, size_t a_stride, float *out, int64_t out_stride);
 
     /* Vector pieces of attention and the FFN (vec_*.c). */
     /* dot of n floats with n halves */
     float (*dot_f32_f16)(const float *x, const uint16_t *h, int n);
     /* acc[i] += a * h[i] for i < n */
     void (*axpy_f16)(float *acc, const uint16_t *h, float a, int n);
+    /* y[i] = f32(h[i]) for i < n */
+    void (*cvt_f16_f32)(const uint16_t *h, float *y, int n);
+    /* dot of n floats */
+    float (*dot_f32)(const float *x, const float *y, int n);
+    /* acc[i] += a * x[i] for i < n */
+    void (*axpy_f32)(float *acc, const float *x, float a, int n);
+    /* x[i] = exp(x[i] - m) for i < n; returns the sum (softmax numerators). The SIMD versions use
+     * a polynomial exp accurate to a few ulp; -inf inputs give 0. */
+    float (*exp_sum)(float *x, int n, float m);
     /* out[i] = gelu(g[i]) * u[i], gelu read from a 65536-entry binary16 table indexed by the
      * binary16 of g[i] (rf_gelu_table), with g <= -10 -> 0 and g >= 10 -> g, as llama.cpp */
     void (*geglu)(const uint16_t *table, const float *g, const float *u, float *out, int64_t n);
@@ -45,12 +63,20 @@ void rf_gelu_table(uint16_t *table);
 /* The portable vector pieces (vec_scalar.c), also the fallback of the SIMD tables. */
 float rf_scalar_dot_f32_f16(const float *x, const uint16_t *h, int n);
 void rf_scalar_axpy_f16(float *acc, const uint16_t *h, float a, int n);
+void rf_scalar_cvt_f16_f32(const uint16_t *h, float *y, int n);
+float rf_scalar_dot_f32(const float *x, const float *y, int n);
+void rf_scalar_axpy_f32(float *acc, const float *x, float a, int n);
+float rf_scalar_exp_sum(float *x, int n, float m);
 void rf_scalar_geglu(const uint16_t *table, const float *g, const float *u, float *out, int64_t n);
 uint64_t rf_scalar_read_sum(const void *p, size_t n);
 #if defined(__x86_64__)
 /* The AVX2 + FMA + F16C pieces (vec_avx2.c), shared by the AVX2 and AVX-512 tables. */
 float rf_avx2_dot_f32_f16(const float *x, const uint16_t *h, int n);
 void rf_avx2_axpy_f16(float *acc, const uint16_t *h, float a, int n);
+void rf_avx2_cvt_f16_f32(const uint16_t *h, float *y, int n);
+float rf_avx2_dot_f32(const float *x, const float *y, int n);
+void rf_avx2_axpy_f32(float *acc, const float *x, float a, int n);
+float rf_avx2_exp_sum(float *x, int n, float m);
 void rf_avx2_geglu(const uint16_t *table, const float *g, const float *u, float *out, int64_t n);
 uint64_t rf_avx2_read_sum(const void *p, size_t n);
 #endif
@@ -71,8 +97,8 @@ extern const rf_kernels rf_kernels_scalar;
  *  - avx512vnni: as avx512, with VPDPBUSD/VPDPWSSD for the integer dots; what
  *    rf_kernels_get(RF_ISA_AVX512) returns on a CPU with AVX512-VNNI.
  * All three have isa set to their level (avx512vnni reports RF_ISA_AVX512). Against the scalar
- * table: quantize_act writes the same bytes; dot_rows is exact in its integer parts and differs
- * only by float accumulation order, |fast - ref| <= 1e-5 * sum_i |w_i * a_i|
+ * table: quantize_act writes the same bytes; dot_rows and dot_tile are exact in their integer
+ * parts and differ only by float accumulation order, |fast - ref| <= 1e-5 * sum_i |w_i * a_i|
  * (tests/unit/test_kernels.c). */
 extern const rf_kernels rf_kernels_avx2;
 extern const rf_kernels rf_kernels_avx512;

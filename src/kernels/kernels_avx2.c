@@ -10,13 +10,18 @@
  *    and out-of-range values saturated before the conversion to integer, as quant_ref.c does.
  *  - dot_rows does the integer part of every block exactly (maddubs/madd on the packed quants;
  *    the weight formats' offsets -8/-16/-32 are subtracted as an exact integer correction from
- *    the activation sums) and accumulates the float products per lane, reducing at the end, so it
- *    differs from the scalar table only by float rounding: |fast - ref| <= 1e-5 * sum|w_i*a_i|.
+ *    the activation sums), so it differs from the scalar table only by float rounding:
+ *    |fast - ref| <= 1e-5 * sum|w_i*a_i|. For Q4_0, Q5_0, Q8_0, Q4_K and Q6_K the float part is
+ *    one chain per row over its blocks (super-blocks) in order, acc = fma((float)isum, d * da,
+ *    acc) (K-quants: then fnmadd of the min sum with dmin * da), exactly as dot_tile computes
+ *    each lane, so dot_tile gives the bits of dot_rows token by token (batch invariance); the
+ *    other types accumulate per lane and reduce at the end, and their dot_tile is dot_rows.
  *  - Activations must come from quantize_act (|q| <= 127): the sign trick of the Q8_0 dot
  *    relies on it.
  *
  * Rows are processed four at a time (the activation block and its per-block setup are loaded
- * once per four rows), the remainder one at a time.
+ * once per four rows), the remainder one at a time. dot_tile transposes tiles of 8 rows so each
+ * int32 lane is a row (see its section below and kernels_avx512.c).
  */
 #if defined(__x86_64__)
 
@@ -320,9 +325,10 @@ RF_INLINE int b32_affine(rf_type t) {
     return t == RF_TYPE_Q4_1 || t == RF_TYPE_Q5_1;
 }
 
-/* out[r] = dot(row r, a) for r < nr (nr a compile-time constant after inlining). */
-RF_INLINE void b32_rows(rf_type t, int nr, int64_t nb, const uint8_t *w, size_t ws,
-                        const uint8_t *a, float *out) {
+/* Q4_1, Q5_1 (and the layout of the others): out[r] = dot(row r, a) for r < nr (nr a
+ * compile-time constant after inlining). */
+RF_INLINE void b32_affine_rows(rf_type t, int nr, int64_t nb, const uint8_t *w, size_t ws,
+                               const uint8_t *a, float *out) {
     const int affine = b32_affine(t), off = b32_offset(t);
     const size_t bw = b32_bytes(t), ba = affine ? 36 : 34, aq = affine ? 4 : 2;
     const size_t pfd = pf_distance(nr, ws);
@@ -363,6 +369,62 @@ RF_INLINE void b32_rows(rf_type t, int nr, int64_t nb, const uint8_t *w, size_t 
     for (int r = 0; r < nr; r++) out[r] = hsum_ps(acc[r]) + msum[r];
 }
 
+/* Four rows' sums of 8 int32 lanes each: lane r = row r. */
+RF_INLINE __m128i rows4_sums(const __m256i *v) {
+    const __m256i x =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(v[0], v[1]), _mm256_unpackhi_epi32(v[0], v[1]));
+    const __m256i y =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(v[2], v[3]), _mm256_unpackhi_epi32(v[2], v[3]));
+    const __m256i z = _mm256_add_epi32(_mm256_unpacklo_epi64(x, y), _mm256_unpackhi_epi64(x, y));
+    return _mm_add_epi32(_mm256_castsi256_si128(z), _mm256_extracti128_si256(z, 1));
+}
+
+RF_INLINE void store4(__m128 acc, int nr, float *out) {
+    _Alignas(16) float o[4];
+    _mm_store_ps(o, acc);
+    for (int r = 0; r < nr; r++) out[r] = o[r];
+}
+
+/* Q4_0, Q5_0, Q8_0: out[r] = dot(row r, a) for r < nr (<= 4). Each row's result is the chain
+ * acc = fma((float)isum_b, d_b * da_b, acc) over its blocks in order, isum_b the block's exact
+ * integer dot: the arithmetic of dot_tile, so one token gives the same bits either way. */
+RF_INLINE void b32_chain_rows(rf_type t, int nr, int64_t nb, const uint8_t *w, size_t ws,
+                              const uint8_t *a, float *out) {
+    const int off = b32_offset(t);
+    const size_t bw = b32_bytes(t), pfd = pf_distance(nr, ws);
+    __m128 acc = _mm_setzero_ps(); /* lane r: row r */
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *ab = a + (size_t)b * 34;
+        const __m256i av = loadu256(ab + 2);
+        __m256i negc = _mm256_setzero_si256();
+        if (off) negc = _mm256_sub_epi32(negc, dot_u8s8(_mm256_set1_epi8((char)off), av));
+        __m256i dp[4];
+        uint64_t dh = 0; /* the rows' fp16 d, word r */
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; r++) {
+            if (r >= nr) {
+                dp[r] = _mm256_setzero_si256();
+                continue;
+            }
+            const uint8_t *wb = w + (size_t)r * ws + (size_t)b * bw;
+            prefetch_l2(wb, pfd, bw);
+            dh |= (uint64_t)ld16(wb) << (16 * r);
+            if (t == RF_TYPE_Q8_0) {
+                const __m256i q = loadu256(wb + 2);
+                dp[r] = dot_u8s8(_mm256_abs_epi8(q), _mm256_sign_epi8(av, q));
+            } else {
+                __m256i x = nibbles32(wb + b32_qs(t));
+                if (b32_qh(t)) x = _mm256_or_si256(x, fifth_bits32(ld32(wb + b32_qh(t))));
+                dp[r] = _mm256_add_epi32(dot_u8s8(x, av), negc);
+            }
+        }
+        const __m128 dw = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)dh));
+        const __m128 s = _mm_mul_ps(dw, _mm_set1_ps(h2f(ld16(ab))));
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(rows4_sums(dp)), s, acc);
+    }
+    store4(acc, nr, out);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* K-quants against Q8_K (a block: float d at 0, qs at 4, int16 bsums at 260)                 */
 /* ------------------------------------------------------------------------------------------ */
@@ -383,14 +445,28 @@ RF_INLINE __m256i bcast_word(__m256i w8, int j) {
 }
 
 /* Q4_K (qh_off == 0) and Q5_K super-blocks. */
+/* One super-block of one row into its chain, as dot_tile does it per lane:
+ * acc = fma((float)sum, d * da, acc), then (mins) acc = fnmadd((float)min_sum, dmin * da, acc);
+ * dd holds d * da in lane 0 and dmin * da in lane 1. */
+RF_INLINE __m128 k_chain1(__m128 acc, __m256i sum, __m256i mins, __m128 dd, int has_mins) {
+    /* both sums at once: [sum, mins, sum, mins] */
+    const __m256i h = _mm256_hadd_epi32(sum, has_mins ? mins : sum);
+    __m128i x = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    x = _mm_hadd_epi32(x, x);
+    const __m128 f = _mm_cvtepi32_ps(x);
+    acc = _mm_fmadd_ss(f, dd, acc);
+    if (has_mins) acc = _mm_fnmadd_ss(_mm_movehdup_ps(f), _mm_movehdup_ps(dd), acc);
+    return acc;
+}
+
 RF_INLINE void k_affine_rows(int q5, int nr, int64_t nb, const uint8_t *w, size_t ws,
                              const uint8_t *a, float *out) {
     const size_t bw = q5 ? 176 : 144, qs_off = q5 ? 48 : 16;
     const __m256i m4 = _mm256_set1_epi8(0x0F), b4 = _mm256_set1_epi8(0x10);
     const size_t pfd = pf_distance(nr, ws);
-    __m256 acc[NR_MAX]; /* scaled level sums minus the min terms, per lane */
+    __m128 acc[NR_MAX]; /* lane 0: the row's chain */
 #pragma GCC unroll 4
-    for (int r = 0; r < nr; r++) acc[r] = _mm256_setzero_ps();
+    for (int r = 0; r < nr; r++) acc[r] = _mm_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *ak = a + (size_t)i * 292;
         const float da = ldf(ak);
@@ -407,8 +483,7 @@ RF_INLINE void k_affine_rows(int q5, int nr, int64_t nb, const uint8_t *w, size_
                 _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc8)));
             const __m128i mb = _mm_cvtsi64_si128((long long)m8);
             const __m256i mdup = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mb, mb));
-            acc[r] = _mm256_fnmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(dd)),
-                                      _mm256_cvtepi32_ps(_mm256_madd_epi16(bsums, mdup)), acc[r]);
+            const __m256i mins = _mm256_madd_epi16(bsums, mdup);
             __m256i h = q5 ? loadu256(wb + 16) : _mm256_setzero_si256();
             __m256i sumi = _mm256_setzero_si256();
 #pragma GCC unroll 4
@@ -426,11 +501,11 @@ RF_INLINE void k_affine_rows(int q5, int nr, int64_t nb, const uint8_t *w, size_
                 sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(pl, bcast_word(scw, 2 * c)));
                 sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(ph, bcast_word(scw, 2 * c + 1)));
             }
-            acc[r] = _mm256_fmadd_ps(_mm256_broadcastss_ps(dd), _mm256_cvtepi32_ps(sumi), acc[r]);
+            acc[r] = k_chain1(acc[r], sumi, mins, dd, 1);
         }
     }
 #pragma GCC unroll 4
-    for (int r = 0; r < nr; r++) out[r] = hsum_ps(acc[r]);
+    for (int r = 0; r < nr; r++) out[r] = _mm_cvtss_f32(acc[r]);
 }
 
 /* Q6_K: ql at 0, qh at 128, int8 scales at 192, d at 208. Levels 0..63 dotted unsigned, minus
@@ -439,9 +514,9 @@ RF_INLINE void q6_k_rows(int nr, int64_t nb, const uint8_t *w, size_t ws, const 
                          float *out) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x30);
     const size_t pfd = pf_distance(nr, ws);
-    __m256 acc[NR_MAX];
+    __m128 acc[NR_MAX]; /* lane 0: the row's chain */
 #pragma GCC unroll 4
-    for (int r = 0; r < nr; r++) acc[r] = _mm256_setzero_ps();
+    for (int r = 0; r < nr; r++) acc[r] = _mm_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *ak = a + (size_t)i * 292;
         const float da = ldf(ak);
@@ -486,12 +561,12 @@ RF_INLINE void q6_k_rows(int nr, int64_t nb, const uint8_t *w, size_t ws, const 
                         _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_shuffle_epi8(sb, sel)));
                 }
             }
-            const float dd = h2f(ld16(wb + 208)) * da;
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dd), _mm256_cvtepi32_ps(sumi), acc[r]);
+            const __m128 dd = _mm_set_ss(h2f(ld16(wb + 208)) * da);
+            acc[r] = k_chain1(acc[r], sumi, sumi, dd, 0);
         }
     }
 #pragma GCC unroll 4
-    for (int r = 0; r < nr; r++) out[r] = hsum_ps(acc[r]);
+    for (int r = 0; r < nr; r++) out[r] = _mm_cvtss_f32(acc[r]);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -552,11 +627,11 @@ RF_INLINE void float_rows(rf_type t, int nr, int64_t n, const uint8_t *w, size_t
     }
 
 #define W_R (w + (size_t)r * ws)
-ROWS_FN(dot_q4_0, b32_rows(RF_TYPE_Q4_0, nr, nu, W_R, ws, a, out + r))
-ROWS_FN(dot_q4_1, b32_rows(RF_TYPE_Q4_1, nr, nu, W_R, ws, a, out + r))
-ROWS_FN(dot_q5_0, b32_rows(RF_TYPE_Q5_0, nr, nu, W_R, ws, a, out + r))
-ROWS_FN(dot_q5_1, b32_rows(RF_TYPE_Q5_1, nr, nu, W_R, ws, a, out + r))
-ROWS_FN(dot_q8_0, b32_rows(RF_TYPE_Q8_0, nr, nu, W_R, ws, a, out + r))
+ROWS_FN(dot_q4_0, b32_chain_rows(RF_TYPE_Q4_0, nr, nu, W_R, ws, a, out + r))
+ROWS_FN(dot_q4_1, b32_affine_rows(RF_TYPE_Q4_1, nr, nu, W_R, ws, a, out + r))
+ROWS_FN(dot_q5_0, b32_chain_rows(RF_TYPE_Q5_0, nr, nu, W_R, ws, a, out + r))
+ROWS_FN(dot_q5_1, b32_affine_rows(RF_TYPE_Q5_1, nr, nu, W_R, ws, a, out + r))
+ROWS_FN(dot_q8_0, b32_chain_rows(RF_TYPE_Q8_0, nr, nu, W_R, ws, a, out + r))
 ROWS_FN(dot_q4_k, k_affine_rows(0, nr, nu, W_R, ws, a, out + r))
 ROWS_FN(dot_q5_k, k_affine_rows(1, nr, nu, W_R, ws, a, out + r))
 ROWS_FN(dot_q6_k, q6_k_rows(nr, nu, W_R, ws, a, out + r))
@@ -608,12 +683,517 @@ static void avx2_dot_rows(rf_type t, int64_t n, int64_t n_rows, const void *w, s
     }
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* dot_tile: 8 rows against a group of tokens, one row per int32 lane                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/* As in kernels_avx512.c (see its dot_tile comment), with 8 rows per tile: the rows' segment is
+ * unpacked once for all tokens into a stack buffer where vector m holds, in lane i, the levels
+ * 4m..4m+3 of row i (Q4_0 0..15, Q5_0 0..31, Q8_0 the signed q, Q4_K 0..15, Q6_K 0..63) next to
+ * the rows' scales as lane vectors; a token's activation bytes 4m..4m+3 are broadcast to all
+ * lanes. Without VNNI the byte dots are VPMADDUBSW pair sums, added in int16 while they cannot
+ * overflow (levels <= 31: four steps, Q4_K: a whole sub-block, Q6_K: two), then widened with
+ * VPMADDWD; Q8_0 moves the weight signs onto the activation (|q| x sign(a, q), pairs <= 32512).
+ * Offsets are removed exactly by starting each block or sub-block sum at minus the offset times
+ * the activation sum. Tokens go 4 at a time (then 2, 1). Each lane's float arithmetic is the
+ * per-row chain of dot_rows (see the top of this file), continued across segments. */
+#define TW2      8    /* rows per tile: one per lane */
+#define TT2      4    /* tokens per pass */
+#define TCH2     128  /* tokens per chunk */
+#define B32_SEG2 32   /* blocks per segment */
+#define B32_WB2  288  /* bytes per block of 8 rows: 8 level vectors, 8 scales */
+#define K_SEG2   4    /* super-blocks per segment */
+#define K_WB2    2624 /* per super-block of 8 rows: 64 level vectors, scales, mins, d, dmin */
+#define K_AB2    80   /* per token and super-block: scale, bsum pairs or Q6_K corrections */
+
+/* Transposes 8 rows of 8 dwords (row j in r[j]) into y[k]: lane i = dword k of row i. */
+RF_INLINE void transpose8x8(const __m256i *r, __m256i *y) {
+    __m256i t[8], u[8];
+#pragma GCC unroll 4
+    for (int j = 0; j < 8; j += 2) {
+        t[j] = _mm256_unpacklo_epi32(r[j], r[j + 1]);
+        t[j + 1] = _mm256_unpackhi_epi32(r[j], r[j + 1]);
+    }
+#pragma GCC unroll 2
+    for (int j = 0; j < 8; j += 4) {
+        u[j] = _mm256_unpacklo_epi64(t[j], t[j + 2]);
+        u[j + 1] = _mm256_unpackhi_epi64(t[j], t[j + 2]);
+        u[j + 2] = _mm256_unpacklo_epi64(t[j + 1], t[j + 3]);
+        u[j + 3] = _mm256_unpackhi_epi64(t[j + 1], t[j + 3]);
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        y[k] = _mm256_permute2x128_si256(u[k], u[k + 4], 0x20);
+        y[k + 4] = _mm256_permute2x128_si256(u[k], u[k + 4], 0x31);
+    }
+}
+
+RF_INLINE __m256i bcast32(const uint8_t *p) {
+    return _mm256_set1_epi32((int)ld32(p));
+}
+
+/* Lanes [0, nr) of out: a later segment continues the chains where the earlier one stored them
+ * (go_on = 1), else they start at 0. */
+RF_INLINE __m256 lanes_load8(const float *out, int nr, int go_on) {
+    if (!go_on) return _mm256_setzero_ps();
+    if (nr == 8) return _mm256_loadu_ps(out);
+    _Alignas(32) float s[8] = {0};
+    for (int i = 0; i < nr; i++) s[i] = out[i];
+    return _mm256_load_ps(s);
+}
+
+RF_INLINE void lanes_store8(__m256 v, float *out, int nr) {
+    if (nr == 8) {
+        _mm256_storeu_ps(out, v);
+        return;
+    }
+    _Alignas(32) float s[8];
+    _mm256_store_ps(s, v);
+    for (int i = 0; i < nr; i++) out[i] = s[i];
+}
+
+RF_INLINE void prefetch_span(const uint8_t *p, size_t ahead, size_t bytes) {
+    const uintptr_t at = (uintptr_t)p + ahead;
+    for (size_t o = 0; o < bytes; o += 64) _mm_prefetch((const char *)(at + o), _MM_HINT_T1);
+}
+
+/* Clamped row pointers of the tile at r0 (rows past n_rows repeat the last). */
+RF_INLINE void tile_rows8(const uint8_t *w, size_t ws, int64_t r0, int nr, const uint8_t **rows) {
+    for (int i = 0; i < TW2; i++) rows[i] = w + (size_t)(r0 + (i < nr ? i : nr - 1)) * ws;
+}
+
+/* -- 32-value formats -- */
+
+/* Block at offset off of the 8 rows rows[i] into the transposed form at dst. */
+RF_INLINE void b32_unpack_t(rf_type t, const uint8_t *const *rows, size_t off, uint8_t *dst) {
+    __m256i lv[8], y[8];
+    _Alignas(16) uint16_t d[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) {
+        const uint8_t *wb = rows[i] + off;
+        d[i] = ld16(wb);
+        if (t == RF_TYPE_Q8_0) {
+            lv[i] = loadu256(wb + 2);
+        } else {
+            __m256i x = nibbles32(wb + b32_qs(t));
+            if (b32_qh(t)) x = _mm256_or_si256(x, fifth_bits32(ld32(wb + b32_qh(t))));
+            lv[i] = x;
+        }
+    }
+    transpose8x8(lv, y);
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++) _mm256_store_si256((__m256i *)(void *)(dst + 32 * k), y[k]);
+    _mm256_store_ps((float *)(void *)(dst + 256),
+                    _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)d)));
+}
+
+/* One token's block at a0 (Q8_0): its scale and -offset * sum(q). */
+RF_INLINE void b32_prep_t(rf_type t, const uint8_t *a0, float *da, int32_t *negc) {
+    *da = h2f(ld16(a0));
+    const int off = b32_offset(t);
+    *negc = off ? -off * hsum_epi32(dot_u8s8(_mm256_set1_epi8(1), loadu256(a0 + 2))) : 0;
+}
+
+/* nt tokens at at[j] (raw Q8_0 rows, from block b0) against the nb transposed blocks at wb. */
+RF_INLINE void b32_kernel_t(rf_type t, int nt, int64_t nb, const uint8_t *wb,
+                            const uint8_t *const *at, int64_t b0, const float *da,
+                            const int32_t *negc, float *out, int64_t os, int nr, int go_on) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[TT2];
+#pragma GCC unroll 4
+    for (int j = 0; j < nt; j++) acc[j] = lanes_load8(out + j * os, nr, go_on);
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *wp = wb + (size_t)b * B32_WB2;
+        const size_t ao = (size_t)(b0 + b) * 34 + 2;
+        __m256i si[TT2];
+#pragma GCC unroll 4
+        for (int j = 0; j < nt; j++) si[j] = _mm256_set1_epi32(negc[j * B32_SEG2 + b]);
+        if (t == RF_TYPE_Q8_0) {
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; k++) {
+                const __m256i q = _mm256_load_si256((const __m256i *)(const void *)(wp + 32 * k));
+                const __m256i x = _mm256_abs_epi8(q);
+#pragma GCC unroll 4
+                for (int j = 0; j < nt; j++) {
+                    const __m256i sa = _mm256_sign_epi8(bcast32(at[j] + ao + 4 * k), q);
+                    si[j] = _mm256_add_epi32(si[j], dot_u8s8(x, sa));
+                }
+            }
+        } else {
+#pragma GCC unroll 2
+            for (int k0 = 0; k0 < 8; k0 += 4) {
+                __m256i x[4];
+#pragma GCC unroll 4
+                for (int k = 0; k < 4; k++)
+                    x[k] = _mm256_load_si256((const __m256i *)(const void *)(wp + 32 * (k0 + k)));
+#pragma GCC unroll 4
+                for (int j = 0; j < nt; j++) {
+                    __m256i p = _mm256_maddubs_epi16(x[0], bcast32(at[j] + ao + 4 * k0));
+#pragma GCC unroll 3
+                    for (int k = 1; k < 4; k++)
+                        p = _mm256_add_epi16(
+                            p, _mm256_maddubs_epi16(x[k], bcast32(at[j] + ao + 4 * (k0 + k))));
+                    si[j] = _mm256_add_epi32(si[j], _mm256_madd_epi16(p, ones));
+                }
+            }
+        }
+        const __m256 dw = _mm256_load_ps((const float *)(const void *)(wp + 256));
+#pragma GCC unroll 4
+        for (int j = 0; j < nt; j++)
+            acc[j] =
+                _mm256_fmadd_ps(_mm256_cvtepi32_ps(si[j]),
+                                _mm256_mul_ps(dw, _mm256_set1_ps(da[j * B32_SEG2 + b])), acc[j]);
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < nt; j++) lanes_store8(acc[j], out + j * os, nr);
+}
+
+/* The passes over the chunk's nc tokens (from c0): TT2 at a time, then 2, 1; p0 is the pass's
+ * first token in the chunk, at[] its rows. */
+#define TOKEN_PASSES2(call)                                                                        \
+    for (int p0 = 0; p0 < nc;) {                                                                   \
+        const int left = nc - p0;                                                                  \
+        const int np = left >= TT2 ? TT2 : left >= 2 ? 2 : 1;                                      \
+        const uint8_t *at[TT2];                                                                    \
+        for (int j = 0; j < np; j++) at[j] = a + (size_t)(c0 + p0 + j) * as;                       \
+        if (np == TT2)                                                                             \
+            call(TT2);                                                                             \
+        else if (np == 2)                                                                          \
+            call(2);                                                                               \
+        else                                                                                       \
+            call(1);                                                                               \
+        p0 += np;                                                                                  \
+    }
+
+RF_INLINE void b32_tile(rf_type t, int64_t n, int64_t n_rows, const uint8_t *w, size_t ws,
+                        int64_t n_tok, const uint8_t *a, size_t as, float *out, int64_t os) {
+    _Alignas(64) uint8_t wbuf[B32_SEG2 * B32_WB2];
+    float da[TCH2 * B32_SEG2];
+    int32_t negc[TCH2 * B32_SEG2];
+    const int64_t nb = n / 32;
+    const size_t bw = b32_bytes(t);
+    for (int64_t c0 = 0; c0 < n_tok; c0 += TCH2) {
+        const int nc = (int)(n_tok - c0 < TCH2 ? n_tok - c0 : TCH2);
+        for (int64_t b0 = 0; b0 < nb; b0 += B32_SEG2) {
+            const int sb = (int)(nb - b0 < B32_SEG2 ? nb - b0 : B32_SEG2);
+            for (int j = 0; j < nc; j++) {
+                const uint8_t *arow = a + (size_t)(c0 + j) * as + (size_t)b0 * 34;
+                for (int b = 0; b < sb; b++)
+                    b32_prep_t(t, arow + (size_t)b * 34, &da[j * B32_SEG2 + b],
+                               &negc[j * B32_SEG2 + b]);
+            }
+            for (int64_t r0 = 0; r0 < n_rows; r0 += TW2) {
+                const int nr = (int)(n_rows - r0 < TW2 ? n_rows - r0 : TW2);
+                const uint8_t *rows[TW2];
+                tile_rows8(w, ws, r0, nr, rows);
+                const size_t ahead = (size_t)nr * ws;
+                for (int b = 0; b < sb; b++) {
+                    const size_t off = (size_t)(b0 + b) * bw;
+                    for (int i = 0; i < nr; i++) prefetch_span(rows[i] + off, ahead, bw);
+                    b32_unpack_t(t, rows, off, wbuf + (size_t)b * B32_WB2);
+                }
+#define B32_PASS(NT)                                                                               \
+    b32_kernel_t(t, (NT), sb, wbuf, at, b0, da + p0 * B32_SEG2, negc + p0 * B32_SEG2,              \
+                 out + (c0 + p0) * os + r0, os, nr, b0 > 0)
+                TOKEN_PASSES2(B32_PASS)
+#undef B32_PASS
+            }
+        }
+    }
+}
+
+/* -- K-quants -- */
+
+/* Super-block at offset off of the 8 rows rows[i] (Q4_K, or Q6_K when q6) into the transposed
+ * form at dst: level vector m at 32 m; sub-block scales as int32 lane vectors at 2048 (8 or 16);
+ * Q4_K: the mins as int16 pairs (m[2i], m[2i+1]), 4 vectors at 2304, d at 2432, dmin at 2464;
+ * Q6_K: d at 2560. */
+RF_INLINE void k_unpack_t(int q6, const uint8_t *const *rows, size_t off, uint8_t *dst) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256i r[8], y[8];
+    if (!q6) {
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) {
+#pragma GCC unroll 8
+            for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off + 16 + 32 * c);
+            transpose8x8(r, y);
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; k++) {
+                _mm256_store_si256((__m256i *)(void *)(dst + 32 * (16 * c + k)),
+                                   _mm256_and_si256(y[k], m4));
+                _mm256_store_si256((__m256i *)(void *)(dst + 32 * (16 * c + 8 + k)),
+                                   _mm256_and_si256(_mm256_srli_epi16(y[k], 4), m4));
+            }
+        }
+        /* words 0-3 of each row: d and dmin, then the 12 bytes of scales and mins */
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off);
+        transpose8x8(r, y);
+        const __m256i hd = y[0], u0 = y[1], u1 = y[2], u2 = y[3];
+        const __m256i lo6 = _mm256_set1_epi32(0x3F3F3F3F), lo4 = _mm256_set1_epi32(0x0F0F0F0F);
+        const __m256i b45 = _mm256_set1_epi32(0x30303030);
+        const __m256i sc_lo = _mm256_and_si256(u0, lo6);
+        const __m256i sc_hi = _mm256_or_si256(_mm256_and_si256(u2, lo4),
+                                              _mm256_and_si256(_mm256_srli_epi32(u0, 2), b45));
+        const __m256i m_lo = _mm256_and_si256(u1, lo6);
+        const __m256i m_hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(u2, 4), lo4),
+                                             _mm256_and_si256(_mm256_srli_epi32(u1, 2), b45));
+        const __m256i b0 = _mm256_set1_epi32(0xFF), b2 = _mm256_set1_epi32(0xFF0000);
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            _mm256_store_si256((__m256i *)(void *)(dst + 2048 + 32 * j),
+                               _mm256_and_si256(_mm256_srli_epi32(sc_lo, 8 * j), b0));
+            _mm256_store_si256((__m256i *)(void *)(dst + 2048 + 32 * (j + 4)),
+                               _mm256_and_si256(_mm256_srli_epi32(sc_hi, 8 * j), b0));
+        }
+        const __m256i mp[4] = {_mm256_or_si256(_mm256_and_si256(m_lo, b0),
+                                               _mm256_and_si256(_mm256_slli_epi32(m_lo, 8), b2)),
+                               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(m_lo, 16), b0),
+                                               _mm256_and_si256(_mm256_srli_epi32(m_lo, 8), b2)),
+                               _mm256_or_si256(_mm256_and_si256(m_hi, b0),
+                                               _mm256_and_si256(_mm256_slli_epi32(m_hi, 8), b2)),
+                               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(m_hi, 16), b0),
+                                               _mm256_and_si256(_mm256_srli_epi32(m_hi, 8), b2))};
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; i++)
+            _mm256_store_si256((__m256i *)(void *)(dst + 2304 + 32 * i), mp[i]);
+        /* d, dmin: the low and high halves of word 0 of each row */
+        const __m256i dlo = _mm256_and_si256(hd, _mm256_set1_epi32(0xFFFF));
+        const __m256i dhi = _mm256_srli_epi32(hd, 16);
+        const __m128i dl =
+            _mm_packus_epi32(_mm256_castsi256_si128(dlo), _mm256_extracti128_si256(dlo, 1));
+        const __m128i dh =
+            _mm_packus_epi32(_mm256_castsi256_si128(dhi), _mm256_extracti128_si256(dhi, 1));
+        _mm256_store_ps((float *)(void *)(dst + 2432), _mm256_cvtph_ps(dl));
+        _mm256_store_ps((float *)(void *)(dst + 2464), _mm256_cvtph_ps(dh));
+        return;
+    }
+    const __m256i m2 = _mm256_set1_epi8(0x30);
+#pragma GCC unroll 2
+    for (int n = 0; n < 2; n++) {
+        __m256i ta[8], tb[8], th[8];
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off + 64 * n);
+        transpose8x8(r, ta);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off + 64 * n + 32);
+        transpose8x8(r, tb);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off + 128 + 32 * n);
+        transpose8x8(r, th);
+        /* value 128n + 32q + 4k + (0..3): vector 32n + 8q + k */
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            __m256i *d = (__m256i *)(void *)(dst + 32 * (32 * n + k));
+            _mm256_store_si256(d,
+                               _mm256_or_si256(_mm256_and_si256(ta[k], m4),
+                                               _mm256_and_si256(_mm256_slli_epi16(th[k], 4), m2)));
+            _mm256_store_si256(d + 8,
+                               _mm256_or_si256(_mm256_and_si256(tb[k], m4),
+                                               _mm256_and_si256(_mm256_slli_epi16(th[k], 2), m2)));
+            _mm256_store_si256(d + 16,
+                               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ta[k], 4), m4),
+                                               _mm256_and_si256(th[k], m2)));
+            _mm256_store_si256(d + 24,
+                               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(tb[k], 4), m4),
+                                               _mm256_and_si256(_mm256_srli_epi16(th[k], 2), m2)));
+        }
+    }
+    /* the 16 scales and d: words 0-3 and the low half of word 4 of the 18 bytes at 192 */
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++)
+        r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(loadu128(rows[i] + off + 192)),
+                                       _mm_cvtsi32_si128(ld16(rows[i] + off + 208)), 1);
+    transpose8x8(r, y);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++)
+#pragma GCC unroll 4
+        for (int b = 0; b < 4; b++) /* sign-extended byte b of word k: scale 4k + b */
+            _mm256_store_si256((__m256i *)(void *)(dst + 2048 + 32 * (4 * k + b)),
+                               _mm256_srai_epi32(_mm256_slli_epi32(y[k], 24 - 8 * b), 24));
+    const __m256i dw = _mm256_and_si256(y[4], _mm256_set1_epi32(0xFFFF));
+    _mm256_store_ps((float *)(void *)(dst + 2560),
+                    _mm256_cvtph_ps(_mm_packus_epi32(_mm256_castsi256_si128(dw),
+                                                     _mm256_extracti128_si256(dw, 1))));
+}
+
+/* One token's super-block ak (Q8_K) at dst: d, then (Q4_K) the bsum pairs of its eight 32-value
+ * sub-blocks as four words of two int16, or (Q6_K) -32 * bsums[j] for the 16 sub-blocks. */
+RF_INLINE void k_prep_t(int q6, const uint8_t *ak, uint8_t *dst) {
+    memcpy(dst, ak, 4);
+    const __m256i bs = loadu256(ak + 260);
+    if (q6) {
+        const __m256i lo = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(bs));
+        const __m256i hi = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(bs, 1));
+        _mm256_storeu_si256((__m256i *)(void *)(dst + 4),
+                            _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), lo), 5));
+        _mm256_storeu_si256((__m256i *)(void *)(dst + 36),
+                            _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), hi), 5));
+    } else {
+        const __m256i bp = _mm256_madd_epi16(bs, _mm256_set1_epi16(1));
+        _mm_storeu_si128(
+            (__m128i *)(void *)(dst + 4),
+            _mm_packs_epi32(_mm256_castsi256_si128(bp), _mm256_extracti128_si256(bp, 1)));
+    }
+}
+
+RF_INLINE void k_kernel_t(int q6, int nt, int64_t ns, const uint8_t *wb, const uint8_t *const *at,
+                          int64_t k0, const uint8_t *ab, float *out, int64_t os, int nr,
+                          int go_on) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[TT2];
+#pragma GCC unroll 4
+    for (int j = 0; j < nt; j++) acc[j] = lanes_load8(out + j * os, nr, go_on);
+    for (int64_t s = 0; s < ns; s++) {
+        const uint8_t *wp = wb + (size_t)s * K_WB2;
+        const size_t ao = (size_t)(k0 + s) * 292 + 4;
+        __m256i ts[TT2];
+#pragma GCC unroll 4
+        for (int j = 0; j < nt; j++) ts[j] = _mm256_setzero_si256();
+        const int nsub = q6 ? 16 : 8, per = q6 ? 4 : 8, grp = q6 ? 2 : 8;
+        for (int sub = 0; sub < nsub; sub++) {
+            __m256i si[TT2];
+#pragma GCC unroll 4
+            for (int j = 0; j < nt; j++)
+                si[j] = q6 ? bcast32(ab + (size_t)(j * K_SEG2 + s) * K_AB2 + 4 + 4 * sub)
+                           : _mm256_setzero_si256();
+#pragma GCC unroll 8
+            for (int g0 = 0; g0 < per; g0 += grp) {
+#pragma GCC unroll 4
+                for (int j = 0; j < nt; j++) {
+                    __m256i p = _mm256_setzero_si256();
+#pragma GCC unroll 8
+                    for (int k = g0; k < g0 + grp; k++) {
+                        const int m = per * sub + k;
+                        const __m256i x =
+                            _mm256_load_si256((const __m256i *)(const void *)(wp + 32 * m));
+                        p = _mm256_add_epi16(p,
+                                             _mm256_maddubs_epi16(x, bcast32(at[j] + ao + 4 * m)));
+                    }
+                    si[j] = _mm256_add_epi32(si[j], _mm256_madd_epi16(p, ones));
+                }
+            }
+            const __m256i sc =
+                _mm256_load_si256((const __m256i *)(const void *)(wp + 2048 + 32 * sub));
+#pragma GCC unroll 4
+            for (int j = 0; j < nt; j++)
+                ts[j] = _mm256_add_epi32(ts[j], _mm256_mullo_epi32(si[j], sc));
+        }
+        const __m256 d = _mm256_load_ps((const float *)(const void *)(wp + (q6 ? 2560 : 2432)));
+#pragma GCC unroll 4
+        for (int j = 0; j < nt; j++) {
+            const float da = ldf(ab + (size_t)(j * K_SEG2 + s) * K_AB2);
+            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ts[j]),
+                                     _mm256_mul_ps(d, _mm256_set1_ps(da)), acc[j]);
+        }
+        if (!q6) {
+            const __m256 dm = _mm256_load_ps((const float *)(const void *)(wp + 2464));
+#pragma GCC unroll 4
+            for (int j = 0; j < nt; j++) {
+                const uint8_t *ap = ab + (size_t)(j * K_SEG2 + s) * K_AB2;
+                __m256i mm = _mm256_setzero_si256();
+#pragma GCC unroll 4
+                for (int i = 0; i < 4; i++)
+                    mm = _mm256_add_epi32(
+                        mm,
+                        _mm256_madd_epi16(
+                            _mm256_load_si256((const __m256i *)(const void *)(wp + 2304 + 32 * i)),
+                            bcast32(ap + 4 + 4 * i)));
+                acc[j] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mm),
+                                          _mm256_mul_ps(dm, _mm256_set1_ps(ldf(ap))), acc[j]);
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < nt; j++) lanes_store8(acc[j], out + j * os, nr);
+}
+
+RF_INLINE void k_tile(int q6, int64_t n, int64_t n_rows, const uint8_t *w, size_t ws, int64_t n_tok,
+                      const uint8_t *a, size_t as, float *out, int64_t os) {
+    _Alignas(64) uint8_t wbuf[K_SEG2 * K_WB2];
+    _Alignas(64) uint8_t abuf[TCH2 * K_SEG2 * K_AB2];
+    const int64_t nsb = n / 256;
+    const size_t bw = q6 ? 210 : 144;
+    for (int64_t c0 = 0; c0 < n_tok; c0 += TCH2) {
+        const int nc = (int)(n_tok - c0 < TCH2 ? n_tok - c0 : TCH2);
+        for (int64_t k0 = 0; k0 < nsb; k0 += K_SEG2) {
+            const int sk = (int)(nsb - k0 < K_SEG2 ? nsb - k0 : K_SEG2);
+            for (int j = 0; j < nc; j++)
+                for (int s = 0; s < sk; s++)
+                    k_prep_t(q6, a + (size_t)(c0 + j) * as + (size_t)(k0 + s) * 292,
+                             abuf + (size_t)(j * K_SEG2 + s) * K_AB2);
+            for (int64_t r0 = 0; r0 < n_rows; r0 += TW2) {
+                const int nr = (int)(n_rows - r0 < TW2 ? n_rows - r0 : TW2);
+                const uint8_t *rows[TW2];
+                tile_rows8(w, ws, r0, nr, rows);
+                const size_t ahead = (size_t)nr * ws;
+                for (int s = 0; s < sk; s++) {
+                    const size_t off = (size_t)(k0 + s) * bw;
+                    for (int i = 0; i < nr; i++) prefetch_span(rows[i] + off, ahead, bw);
+                    k_unpack_t(q6, rows, off, wbuf + (size_t)s * K_WB2);
+                }
+#define K_PASS(NT)                                                                                 \
+    k_kernel_t(q6, (NT), sk, wbuf, at, k0, abuf + (size_t)p0 * K_SEG2 * K_AB2,                     \
+               out + (c0 + p0) * os + r0, os, nr, k0 > 0)
+                TOKEN_PASSES2(K_PASS)
+#undef K_PASS
+            }
+        }
+    }
+}
+
+/* Below this many tokens dot_tile runs dot_rows per token (the streaming kernel): the unpacking
+ * of a tile costs about what 1 (32-value formats), 2 (Q4_K) or 4 (Q6_K) tokens' dots do. */
+RF_INLINE int tile_min_tok(rf_type t) {
+    return t == RF_TYPE_Q6_K ? 5 : t == RF_TYPE_Q4_K ? 3 : 2;
+}
+
+static void avx2_dot_tile(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t ws,
+                          int64_t n_tok, const void *a, size_t as, float *out, int64_t os) {
+    const uint8_t *wp = w, *ap = a;
+    if (n_tok >= tile_min_tok(t)) {
+        switch (t) {
+        case RF_TYPE_Q4_0:
+            b32_tile(RF_TYPE_Q4_0, n, n_rows, wp, ws, n_tok, ap, as, out, os);
+            return;
+        case RF_TYPE_Q5_0:
+            b32_tile(RF_TYPE_Q5_0, n, n_rows, wp, ws, n_tok, ap, as, out, os);
+            return;
+        case RF_TYPE_Q8_0:
+            b32_tile(RF_TYPE_Q8_0, n, n_rows, wp, ws, n_tok, ap, as, out, os);
+            return;
+        case RF_TYPE_Q4_K:
+            k_tile(0, n, n_rows, wp, ws, n_tok, ap, as, out, os);
+            return;
+        case RF_TYPE_Q6_K:
+            k_tile(1, n, n_rows, wp, ws, n_tok, ap, as, out, os);
+            return;
+        default:
+            break;
+        }
+    }
+    if (n_tok == 1) {
+        avx2_dot_rows(t, n, n_rows, w, ws, a, out);
+        return;
+    }
+    for (int64_t r = 0; r < n_rows; r += 16) { /* other types: a 16-row tile per token */
+        const int64_t nr = n_rows - r < 16 ? n_rows - r : 16;
+        for (int64_t j = 0; j < n_tok; j++)
+            avx2_dot_rows(t, n, nr, wp + (size_t)r * ws, ws, ap + (size_t)j * as, out + j * os + r);
+    }
+}
+
 const rf_kernels rf_kernels_avx2 = {
     .isa = RF_ISA_AVX2,
     .quantize_act = avx2_quantize_act,
     .dot_rows = avx2_dot_rows,
+    .dot_tile = avx2_dot_tile,
     .dot_f32_f16 = rf_avx2_dot_f32_f16,
     .axpy_f16 = rf_avx2_axpy_f16,
+    .cvt_f16_f32 = rf_avx2_cvt_f16_f32,
+    .dot_f32 = rf_avx2_dot_f32,
+    .axpy_f32 = rf_avx2_axpy_f32,
+    .exp_sum = rf_avx2_exp_sum,
     .geglu = rf_avx2_geglu,
     .read_sum = rf_avx2_read_sum,
 };

@@ -9,9 +9,11 @@
  * Nor is -mavx512dq used: rf_cpu_detect does not check DQ.
  *
  * Numerics: as kernels_avx2.c (the scalar table is the oracle): quantize_act is byte-exact;
- * dot_rows is exact in its integer parts and differs from the reference only by float
- * accumulation order (|fast - ref| <= 1e-5 * sum|w_i*a_i|). Activations must come from
- * quantize_act (|q| <= 127).
+ * dot_rows and dot_tile are exact in their integer parts and differ from the reference only by
+ * float accumulation order (|fast - ref| <= 1e-5 * sum|w_i*a_i|); for Q4_0, Q5_0, Q8_0, Q4_K and
+ * Q6_K both run the same per-row float chain (see dot_tile), so dot_tile gives exactly the bits
+ * of dot_rows token by token (the other types' dot_tile is dot_rows per token). Activations must
+ * come from quantize_act (|q| <= 127).
  *
  * Layout tricks:
  *  - 32-value formats go two blocks per 512-bit vector, values in order (block 0 in the low
@@ -23,6 +25,8 @@
  *    nibbles per load, the activation rearranged to match once per pass); the sub-block scales are
  *    applied to maddubs' int16 pair sums with VPMADDWD/VPDPWSSD, so the integer sum of a whole
  *    super-block is exact in int32 before one float multiply-add.
+ *  - dot_tile (prefill, batched decode) transposes tiles of 16 rows so that each int32 lane is a
+ *    row: see its section below.
  */
 #if defined(__x86_64__)
 
@@ -269,9 +273,6 @@ RF_INLINE size_t b32_qh(rf_type t) {
 RF_INLINE int b32_offset(rf_type t) {
     return t == RF_TYPE_Q4_0 ? 8 : t == RF_TYPE_Q5_0 ? 16 : 0;
 }
-RF_INLINE int b32_affine(rf_type t) {
-    return t == RF_TYPE_Q4_1 || t == RF_TYPE_Q5_1;
-}
 
 RF_INLINE uint64_t ld64(const uint8_t *p) {
     uint64_t v;
@@ -286,64 +287,122 @@ RF_INLINE __m128 b32_halves(int wide, uint64_t h0, uint64_t h1) {
     return _mm_cvtph_ps(_mm_cvtsi32_si128((int)((uint32_t)(h0 & 0xFFFF) | (uint32_t)(h1 << 16))));
 }
 
-/* One or two blocks (b, b+1) of nr rows into acc (and the affine formats' m*s terms into
- * accm, lanes 1 and 3). Vector byte i holds value i of block 0, 32 + i value i of block 1. */
-RF_INLINE void b32_step(rf_type t, int vnni, int nr, int two, int64_t b, const uint8_t *w,
-                        size_t ws, const uint8_t *a, __m512 *acc, __m128 *accm, size_t pfd) {
-    const int affine = b32_affine(t), off = b32_offset(t);
-    const size_t bw = b32_bytes(t), ba = affine ? 36 : 34, aq = affine ? 4 : 2;
-    const uint8_t *a0 = a + (size_t)b * ba, *a1 = a0 + ba;
+/* The level dots of blocks b, b+1 (b+1 only when two) of one row at w0 against the activation
+ * pair av, 8 lanes per block, offsets removed through negc (exact). */
+RF_INLINE __m512i b32_dp(rf_type t, int vnni, const uint8_t *w0, int two, __m512i av,
+                         __m512i negc) {
+    const uint8_t *w1 = w0 + b32_bytes(t);
     const __m512i zero = _mm512_setzero_si512();
-
-    const __m512i av = join256(loadu256(a0 + aq), a1 + aq, two);
-    const __m128 das = b32_halves(affine, ld64(a0), two ? ld64(a1) : 0);
-    __m512i negc = zero; /* minus the level offset times the activation sums, per lane */
-    if (t == RF_TYPE_Q8_0 && vnni)
-        negc = _mm512_sub_epi32(zero, dpbusd(zero, _mm512_set1_epi8((char)0x80), av, 1));
-    if (off) negc = _mm512_sub_epi32(zero, dpbusd(zero, _mm512_set1_epi8((char)off), av, vnni));
-    /* the scale of int32 lane i is that of block i / 8 */
-    const __m512i sidx =
-        _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1 + affine, 1 + affine, 1 + affine, 1 + affine,
-                          1 + affine, 1 + affine, 1 + affine, 1 + affine);
+    if (t == RF_TYPE_Q8_0) {
+        const __m512i q = join256(loadu256(w0 + 2), w1 + 2, two);
+        if (vnni) return dpbusd(negc, _mm512_xor_si512(q, _mm512_set1_epi8((char)0x80)), av, 1);
+        const __m512i sa = _mm512_mask_sub_epi8(av, _mm512_movepi8_mask(q), zero, av);
+        return dpbusd(zero, _mm512_abs_epi8(q), sa, 0);
+    }
     /* 64-bit lanes 2, 3, 6, 7 hold the high nibbles */
     const __m512i nshift = _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4);
+    const __m256i q0 = _mm256_broadcastsi128_si256(loadu128(w0 + b32_qs(t)));
+    const __m512i qq =
+        two ? _mm512_inserti64x4(_mm512_castsi256_si512(q0),
+                                 _mm256_broadcastsi128_si256(loadu128(w1 + b32_qs(t))), 1)
+            : _mm512_zextsi256_si512(q0);
+    __m512i x = _mm512_and_si512(_mm512_srlv_epi64(qq, nshift), _mm512_set1_epi8(0x0F));
+    if (b32_qh(t)) { /* the two qh words are the byte mask of the fifth bits */
+        const __mmask64 k0 = _cvtu32_mask32(ld32(w0 + b32_qh(t)));
+        const __mmask64 k1 = two ? _cvtu32_mask32(ld32(w1 + b32_qh(t))) : 0;
+        x = _mm512_mask_add_epi8(x, _mm512_kunpackd(k1, k0), x, _mm512_set1_epi8(0x10));
+    }
+    return dpbusd(negc, x, av, vnni);
+}
+
+/* Minus the level offset times the activation sums, per lane (Q8_0 with VNNI: offset 128). */
+RF_INLINE __m512i b32_negc(rf_type t, int vnni, __m512i av) {
+    const __m512i zero = _mm512_setzero_si512();
+    const int off = t == RF_TYPE_Q8_0 ? (vnni ? 128 : 0) : b32_offset(t);
+    if (!off) return zero;
+    return _mm512_sub_epi32(zero, dpbusd(zero, _mm512_set1_epi8((char)off), av, vnni));
+}
+
+/* One or two blocks (b, b+1) of nr rows of the affine formats (Q4_1, Q5_1) into acc, their m*s
+ * terms into accm (lanes 1 and 3). Vector byte i holds value i of block 0, 32 + i value i of
+ * block 1. */
+RF_INLINE void b32_step(rf_type t, int vnni, int nr, int two, int64_t b, const uint8_t *w,
+                        size_t ws, const uint8_t *a, __m512 *acc, __m128 *accm, size_t pfd) {
+    const size_t bw = b32_bytes(t);
+    const uint8_t *a0 = a + (size_t)b * 36, *a1 = a0 + 36;
+    const __m512i av = join256(loadu256(a0 + 4), a1 + 4, two);
+    const __m128 das = b32_halves(1, ld64(a0), two ? ld64(a1) : 0);
+    /* the scale of int32 lane i is that of block i / 8 */
+    const __m512i sidx = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
 #pragma GCC unroll 4
     for (int r = 0; r < nr; r++) {
         const uint8_t *w0 = w + (size_t)r * ws + (size_t)b * bw, *w1 = w0 + bw;
         prefetch_l2(w0, pfd, 2 * bw);
-        const uint64_t h0 = ld64(w0), h1 = two ? ld64(w1) : 0; /* d [m] [qh] */
-        __m512i dp;
-        if (t == RF_TYPE_Q8_0) {
-            const __m512i q = join256(loadu256(w0 + 2), w1 + 2, two);
-            if (vnni) {
-                dp = dpbusd(negc, _mm512_xor_si512(q, _mm512_set1_epi8((char)0x80)), av, 1);
-            } else {
-                const __m512i sa = _mm512_mask_sub_epi8(av, _mm512_movepi8_mask(q), zero, av);
-                dp = dpbusd(zero, _mm512_abs_epi8(q), sa, 0);
-            }
-        } else {
-            const __m256i q0 = _mm256_broadcastsi128_si256(loadu128(w0 + b32_qs(t)));
-            const __m512i qq =
-                two ? _mm512_inserti64x4(_mm512_castsi256_si512(q0),
-                                         _mm256_broadcastsi128_si256(loadu128(w1 + b32_qs(t))), 1)
-                    : _mm512_zextsi256_si512(q0);
-            __m512i x = _mm512_and_si512(_mm512_srlv_epi64(qq, nshift), _mm512_set1_epi8(0x0F));
-            if (b32_qh(t)) { /* the two qh words are the byte mask of the fifth bits */
-                const __mmask64 k0 = _cvtu32_mask32(ld32(w0 + b32_qh(t)));
-                const __mmask64 k1 = two ? _cvtu32_mask32(ld32(w1 + b32_qh(t))) : 0;
-                x = _mm512_mask_add_epi8(x, _mm512_kunpackd(k1, k0), x, _mm512_set1_epi8(0x10));
-            }
-            dp = dpbusd(negc, x, av, vnni);
-        }
-        const __m128 s = _mm_mul_ps(b32_halves(affine, h0, h1), das);
-        if (affine) accm[r] = _mm_add_ps(accm[r], s);
+        const uint64_t h0 = ld64(w0), h1 = two ? ld64(w1) : 0; /* d m [qh] */
+        const __m512i dp = b32_dp(t, vnni, w0, two, av, _mm512_setzero_si512());
+        const __m128 s = _mm_mul_ps(b32_halves(1, h0, h1), das);
+        accm[r] = _mm_add_ps(accm[r], s);
         const __m512 s16 = _mm512_permutexvar_ps(sidx, _mm512_castps128_ps512(s));
         acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dp), s16, acc[r]);
     }
 }
 
-RF_INLINE void b32_rows(rf_type t, int vnni, int nr, int64_t nb, const uint8_t *w, size_t ws,
-                        const uint8_t *a, float *out) {
+/* Four rows' block sums from their level dots (8 lanes per block): lanes 0-3 block b of rows
+ * 0-3, lanes 4-7 block b+1. */
+RF_INLINE __m256i rows4_block_sums(const __m512i *dp) {
+    const __m512i x =
+        _mm512_add_epi32(_mm512_unpacklo_epi32(dp[0], dp[1]), _mm512_unpackhi_epi32(dp[0], dp[1]));
+    const __m512i y =
+        _mm512_add_epi32(_mm512_unpacklo_epi32(dp[2], dp[3]), _mm512_unpackhi_epi32(dp[2], dp[3]));
+    const __m512i z = _mm512_add_epi32(_mm512_unpacklo_epi64(x, y), _mm512_unpackhi_epi64(x, y));
+    return _mm256_add_epi32(_mm512_castsi512_si256(_mm512_shuffle_i32x4(z, z, 0x08)),
+                            _mm512_castsi512_si256(_mm512_shuffle_i32x4(z, z, 0x0D)));
+}
+
+/* Q4_0, Q5_0, Q8_0: out[r] = dot(row r, a) for r < nr (<= 4). Each row's result is the chain
+ * acc = fma((float)isum_b, d_b * da_b, acc) over its blocks in order, isum_b the block's exact
+ * integer dot: the arithmetic of dot_tile, so one token gives the same bits either way. */
+RF_INLINE void b32_chain_rows(rf_type t, int vnni, int nr, int64_t nb, const uint8_t *w, size_t ws,
+                              const uint8_t *a, float *out) {
+    const size_t bw = b32_bytes(t), pfd = pf_distance(nr, ws);
+    /* words (row r, block b) -> d of block b for rows 0-3, then block b+1 */
+    const __m128i didx = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    __m128 acc = _mm_setzero_ps(); /* lane r: row r */
+    for (int64_t b = 0; b < nb; b += 2) {
+        const int two = b + 1 < nb;
+        const uint8_t *a0 = a + (size_t)b * 34, *a1 = a0 + 34;
+        const __m512i av = join256(loadu256(a0 + 2), a1 + 2, two);
+        const __m512i negc = b32_negc(t, vnni, av);
+        __m512i dp[4];
+        uint32_t dh[4] = {0, 0, 0, 0};
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; r++) {
+            if (r >= nr) {
+                dp[r] = _mm512_setzero_si512();
+                continue;
+            }
+            const uint8_t *w0 = w + (size_t)r * ws + (size_t)b * bw;
+            prefetch_l2(w0, pfd, 2 * bw);
+            dh[r] = (uint32_t)ld16(w0) | (two ? (uint32_t)ld16(w0 + bw) << 16 : 0);
+            dp[r] = b32_dp(t, vnni, w0, two, av, negc);
+        }
+        const __m256 fi = _mm256_cvtepi32_ps(rows4_block_sums(dp));
+        const __m256 dw = _mm256_cvtph_ps(
+            _mm_shuffle_epi8(_mm_setr_epi32((int)dh[0], (int)dh[1], (int)dh[2], (int)dh[3]), didx));
+        const __m256 da = _mm256_permutevar8x32_ps(
+            _mm256_castps128_ps256(b32_halves(0, ld64(a0), two ? ld64(a1) : 0)),
+            _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+        const __m256 s = _mm256_mul_ps(dw, da);
+        acc = _mm_fmadd_ps(_mm256_castps256_ps128(fi), _mm256_castps256_ps128(s), acc);
+        if (two) acc = _mm_fmadd_ps(_mm256_extractf128_ps(fi, 1), _mm256_extractf128_ps(s, 1), acc);
+    }
+    _Alignas(16) float o[4];
+    _mm_store_ps(o, acc);
+    for (int r = 0; r < nr; r++) out[r] = o[r];
+}
+
+RF_INLINE void b32_affine_rows(rf_type t, int vnni, int nr, int64_t nb, const uint8_t *w, size_t ws,
+                               const uint8_t *a, float *out) {
     __m512 acc[NR_MAX];
     __m128 accm[NR_MAX];
 #pragma GCC unroll 4
@@ -357,12 +416,8 @@ RF_INLINE void b32_rows(rf_type t, int vnni, int nr, int64_t nb, const uint8_t *
     if (b < nb) b32_step(t, vnni, nr, 0, b, w, ws, a, acc, accm, pfd);
 #pragma GCC unroll 4
     for (int r = 0; r < nr; r++) {
-        float s = _mm512_reduce_add_ps(acc[r]);
-        if (b32_affine(t)) {
-            const __m128 m = _mm_add_ps(accm[r], _mm_movehl_ps(accm[r], accm[r]));
-            s += _mm_cvtss_f32(_mm_movehdup_ps(m)); /* lanes 1 + 3 */
-        }
-        out[r] = s;
+        const __m128 m = _mm_add_ps(accm[r], _mm_movehl_ps(accm[r], accm[r]));
+        out[r] = _mm512_reduce_add_ps(acc[r]) + _mm_cvtss_f32(_mm_movehdup_ps(m)); /* lanes 1+3 */
     }
 }
 
@@ -380,6 +435,38 @@ RF_INLINE void k_scales_mins(const uint8_t *s, uint64_t *sc, uint64_t *m) {
     *m = (uint64_t)(u1 & lo6) | (uint64_t)m_hi << 32;
 }
 
+/* The four rows' super-block sums (16 lanes each) as one vector, lane r = row r. */
+RF_INLINE __m128i rows4_sums(const __m512i *v) {
+    __m128i x[4];
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; r++) {
+        const __m256i h =
+            _mm256_add_epi32(_mm512_castsi512_si256(v[r]), _mm512_extracti64x4_epi64(v[r], 1));
+        x[r] = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    }
+    return _mm_hadd_epi32(_mm_hadd_epi32(x[0], x[1]), _mm_hadd_epi32(x[2], x[3]));
+}
+
+/* One super-block of four rows into acc (lane r = row r), as dot_tile does it:
+ * acc = fma((float)sum, d * da, acc), then (mins) acc = fnmadd((float)min_sum, dmin * da, acc);
+ * dd[r] holds d * da in lane 0 and dmin * da in lane 1, mins[r] the min dot in 4 lanes. */
+RF_INLINE void k_chain4(__m128 *acc, const __m512i *sums, const __m128i *mins, const __m128 *dd,
+                        int has_mins) {
+    const __m128 lo = _mm_unpacklo_ps(dd[0], dd[1]), hi = _mm_unpacklo_ps(dd[2], dd[3]);
+    *acc = _mm_fmadd_ps(_mm_cvtepi32_ps(rows4_sums(sums)), _mm_movelh_ps(lo, hi), *acc);
+    if (has_mins) {
+        const __m128i m =
+            _mm_hadd_epi32(_mm_hadd_epi32(mins[0], mins[1]), _mm_hadd_epi32(mins[2], mins[3]));
+        *acc = _mm_fnmadd_ps(_mm_cvtepi32_ps(m), _mm_movehl_ps(hi, lo), *acc);
+    }
+}
+
+RF_INLINE void k_store4(__m128 acc, int nr, float *out) {
+    _Alignas(16) float o[4];
+    _mm_store_ps(o, acc);
+    for (int r = 0; r < nr; r++) out[r] = o[r];
+}
+
 /* [lo x32 bytes, hi x32 bytes]. */
 RF_INLINE __m512i halves_epi16(int lo, int hi) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)lo)),
@@ -394,14 +481,11 @@ RF_INLINE void k_affine_rows(int q5, int vnni, int nr, int64_t nb, const uint8_t
     const size_t bw = q5 ? 176 : 144, qs_off = q5 ? 48 : 16;
     const __m512i m4 = _mm512_set1_epi8(0x0F), b4 = _mm512_set1_epi8(0x10);
     const size_t pfd = pf_distance(nr, ws);
-    __m512 acc[NR_MAX];
-    __m128 accm[NR_MAX];
-#pragma GCC unroll 4
-    for (int r = 0; r < nr; r++) {
-        acc[r] = _mm512_setzero_ps();
-        accm[r] = _mm_setzero_ps();
-    }
+    __m128 acc = _mm_setzero_ps(); /* lane r: row r */
     for (int64_t i = 0; i < nb; i++) {
+        __m512i sumr[4];
+        __m128i minr[4];
+        __m128 ddr[4];
         const uint8_t *ak = a + (size_t)i * 292;
         const float da = ldf(ak);
         __m512i alo[2], ahi[2]; /* sub-blocks [4g, 4g+2] and [4g+1, 4g+3] */
@@ -416,7 +500,13 @@ RF_INLINE void k_affine_rows(int q5, int vnni, int nr, int64_t nb, const uint8_t
         const __m128i bsp =
             _mm_packs_epi32(_mm256_castsi256_si128(bp), _mm256_extracti128_si256(bp, 1));
 #pragma GCC unroll 4
-        for (int r = 0; r < nr; r++) {
+        for (int r = 0; r < 4; r++) {
+            if (r >= nr) {
+                sumr[r] = _mm512_setzero_si512();
+                minr[r] = _mm_setzero_si128();
+                ddr[r] = _mm_setzero_ps();
+                continue;
+            }
             const uint8_t *wb = w + (size_t)r * ws + (size_t)i * bw;
             prefetch_l2(wb, pfd, bw);
             const __m128 dd = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128((int)ld32(wb))),
@@ -427,7 +517,8 @@ RF_INLINE void k_affine_rows(int q5, int vnni, int nr, int64_t nb, const uint8_t
                 _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc8)));
             const __m128i mins =
                 _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)m8)), bsp);
-            accm[r] = _mm_fmadd_ps(_mm_permute_ps(dd, 0x55), _mm_cvtepi32_ps(mins), accm[r]);
+            minr[r] = mins;
+            ddr[r] = dd;
             const __m512i h =
                 q5 ? _mm512_broadcast_i64x4(loadu256(wb + 16)) : _mm512_setzero_si512();
             __m512i sumi = _mm512_setzero_si512();
@@ -453,15 +544,11 @@ RF_INLINE void k_affine_rows(int q5, int vnni, int nr, int64_t nb, const uint8_t
                 sumi = dpwssd(sumi, _mm512_maddubs_epi16(hi, ahi[g]), _mm512_shuffle_epi8(scb, sh),
                               vnni);
             }
-            acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_broadcastss_ps(dd), acc[r]);
+            sumr[r] = sumi;
         }
+        k_chain4(&acc, sumr, minr, ddr, 1);
     }
-#pragma GCC unroll 4
-    for (int r = 0; r < nr; r++) {
-        const __m128 m = _mm_add_ps(accm[r], _mm_movehl_ps(accm[r], accm[r]));
-        out[r] =
-            _mm512_reduce_add_ps(acc[r]) - (_mm_cvtss_f32(m) + _mm_cvtss_f32(_mm_movehdup_ps(m)));
-    }
+    k_store4(acc, nr, out);
 }
 
 /* Q6_K: ql at 0, qh at 128, int8 scales at 192, d at 208. Levels 0..63 dotted unsigned, minus
@@ -470,10 +557,10 @@ RF_INLINE void q6_k_rows(int vnni, int nr, int64_t nb, const uint8_t *w, size_t 
                          const uint8_t *a, float *out) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), m2 = _mm512_set1_epi8(0x30);
     const size_t pfd = pf_distance(nr, ws);
-    __m512 acc[NR_MAX];
-#pragma GCC unroll 4
-    for (int r = 0; r < nr; r++) acc[r] = _mm512_setzero_ps();
+    __m128 acc = _mm_setzero_ps(); /* lane r: row r */
     for (int64_t i = 0; i < nb; i++) {
+        __m512i sumr[4];
+        __m128 ddr[4];
         const uint8_t *ak = a + (size_t)i * 292;
         const float da = ldf(ak);
         __m512i av[4];
@@ -481,7 +568,12 @@ RF_INLINE void q6_k_rows(int vnni, int nr, int64_t nb, const uint8_t *w, size_t 
         for (int c = 0; c < 4; c++) av[c] = loadu512(ak + 4 + 64 * c);
         const __m256i bsums = loadu256(ak + 260);
 #pragma GCC unroll 4
-        for (int r = 0; r < nr; r++) {
+        for (int r = 0; r < 4; r++) {
+            if (r >= nr) {
+                sumr[r] = _mm512_setzero_si512();
+                ddr[r] = _mm_setzero_ps();
+                continue;
+            }
             const uint8_t *wb = w + (size_t)r * ws + (size_t)i * 210;
             prefetch_l2(wb, pfd, 210);
             const __m256i sc16 = _mm256_cvtepi8_epi16(loadu128(wb + 192));
@@ -511,12 +603,12 @@ RF_INLINE void q6_k_rows(int vnni, int nr, int64_t nb, const uint8_t *w, size_t 
                 sumi = dpwssd(sumi, _mm512_maddubs_epi16(x23, av[2 * n + 1]),
                               _mm512_permutexvar_epi16(i23, scz), vnni);
             }
-            const float dd = _cvtsh_ss(ld16(wb + 208)) * da;
-            acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_set1_ps(dd), acc[r]);
+            ddr[r] = _mm_set_ss(_cvtsh_ss(ld16(wb + 208)) * da);
+            sumr[r] = sumi;
         }
+        k_chain4(&acc, sumr, NULL, ddr, 0);
     }
-#pragma GCC unroll 4
-    for (int r = 0; r < nr; r++) out[r] = _mm512_reduce_add_ps(acc[r]);
+    k_store4(acc, nr, out);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -578,11 +670,11 @@ RF_INLINE void float_rows(rf_type t, int nr, int64_t n, const uint8_t *w, size_t
 
 #define W_R (w + (size_t)r * ws)
 #define DEFINE_QUANT_ROWS(sfx, vnni)                                                               \
-    ROWS_FN(dot_q4_0##sfx, b32_rows(RF_TYPE_Q4_0, vnni, nr, nu, W_R, ws, a, out + r))              \
-    ROWS_FN(dot_q4_1##sfx, b32_rows(RF_TYPE_Q4_1, vnni, nr, nu, W_R, ws, a, out + r))              \
-    ROWS_FN(dot_q5_0##sfx, b32_rows(RF_TYPE_Q5_0, vnni, nr, nu, W_R, ws, a, out + r))              \
-    ROWS_FN(dot_q5_1##sfx, b32_rows(RF_TYPE_Q5_1, vnni, nr, nu, W_R, ws, a, out + r))              \
-    ROWS_FN(dot_q8_0##sfx, b32_rows(RF_TYPE_Q8_0, vnni, nr, nu, W_R, ws, a, out + r))              \
+    ROWS_FN(dot_q4_0##sfx, b32_chain_rows(RF_TYPE_Q4_0, vnni, nr, nu, W_R, ws, a, out + r))        \
+    ROWS_FN(dot_q4_1##sfx, b32_affine_rows(RF_TYPE_Q4_1, vnni, nr, nu, W_R, ws, a, out + r))       \
+    ROWS_FN(dot_q5_0##sfx, b32_chain_rows(RF_TYPE_Q5_0, vnni, nr, nu, W_R, ws, a, out + r))        \
+    ROWS_FN(dot_q5_1##sfx, b32_affine_rows(RF_TYPE_Q5_1, vnni, nr, nu, W_R, ws, a, out + r))       \
+    ROWS_FN(dot_q8_0##sfx, b32_chain_rows(RF_TYPE_Q8_0, vnni, nr, nu, W_R, ws, a, out + r))        \
     ROWS_FN(dot_q4_k##sfx, k_affine_rows(0, vnni, nr, nu, W_R, ws, a, out + r))                    \
     ROWS_FN(dot_q5_k##sfx, k_affine_rows(1, vnni, nr, nu, W_R, ws, a, out + r))                    \
     ROWS_FN(dot_q6_k##sfx, q6_k_rows(vnni, nr, nu, W_R, ws, a, out + r))
@@ -641,12 +733,588 @@ ROWS_FN(dot_bf16, float_rows(RF_TYPE_BF16, nr, nu, W_R, ws, a, out + r))
 DEFINE_DOT_ROWS(_plain)
 DEFINE_DOT_ROWS(_vnni)
 
+/* ------------------------------------------------------------------------------------------ */
+/* dot_tile: 16 rows against a group of tokens, one row per int32 lane                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/* dot_rows puts the values of one row along a vector, so every block ends in a horizontal sum
+ * per row and token. dot_tile turns that around: rows are taken 16 at a time, one per int32 lane.
+ * Each tile's columns (a segment at a time) are first unpacked into a stack buffer in a
+ * transposed form, once for all the tokens of a chunk: vector m holds, in lane i, the four levels
+ * 4m..4m+3 of row i (unsigned: Q4_0 0..15, Q5_0 0..31, Q8_0 q + 128 with VNNI or q itself
+ * without, Q4_K 0..15, Q6_K 0..63), next to the rows' scales as lane vectors (fp16 scales as
+ * floats, the K-quants' sub-block scales and mins as int32). A token's activation bytes 4m..4m+3
+ * are broadcast to every lane and VPDPBUSD (or its emulation) accumulates the 16 rows at once:
+ * per block (32 values: 8 steps) or sub-block an exact int32 sum per row, with no horizontal
+ * sums, then one float multiply-add per block and token for all 16 rows. The level offsets (-8,
+ * -16, Q8_0's +128, Q6_K's -32) are removed exactly by starting a block's sum at minus the offset
+ * times the activation's block (or sub-block) sum. The per-token data (those sums and the
+ * scales) is prepared once per chunk of TCH tokens and segment, for every row tile; tokens then
+ * go through the tile 8 at a time (then 4, 2, 1). Fewer than 16 rows repeat the last row and
+ * drop its results.
+ *
+ * Arithmetic: each row's result is one float chain over its blocks in order,
+ * acc = fma((float)isum_b, d_b * da_b, acc) from 0 (K-quants, per super-block: the same with
+ * d * da, then acc = fnmadd((float)min_sum, dmin * da, acc)); a later segment continues the chain
+ * from where the earlier one stored it. dot_rows (b32_chain_rows, k_affine_rows, q6_k_rows) runs
+ * the same chains, so a token gets the same bits whether it is dotted alone or in a batch of any
+ * size: batched decode and prefill do not change any sequence's logits. Against the scalar
+ * reference the integer parts are exact and only the float order differs. */
+#define TW      16   /* rows per tile: one per lane */
+#define TT      8    /* tokens per pass */
+#define TCH     128  /* tokens per chunk: their prepared data is kept for every row tile */
+#define B32_SEG 32   /* blocks per segment (1024 values) */
+#define B32_WB  576  /* bytes per block of 16 rows: 8 level vectors, 16 scales */
+#define K_SEG   4    /* super-blocks per segment */
+#define K_WB    5248 /* per super-block of 16 rows: 64 level vectors, scales, mins, d, dmin */
+#define K_AB    80   /* per token and super-block: scale, bsum pairs or Q6_K corrections */
+
+/* Transposes 16 rows of 8 dwords (row j in r[j]) into y[k]: lane i = dword k of row i. */
+RF_INLINE void transpose16x8(const __m256i *r, __m512i *y) {
+    __m512i z[8], t[8], u[8];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; j++)
+        z[j] = _mm512_inserti64x4(_mm512_castsi256_si512(r[j]), r[j + 8], 1);
+#pragma GCC unroll 4
+    for (int j = 0; j < 8; j += 2) {
+        t[j] = _mm512_unpacklo_epi32(z[j], z[j + 1]);
+        t[j + 1] = _mm512_unpackhi_epi32(z[j], z[j + 1]);
+    }
+#pragma GCC unroll 2
+    for (int j = 0; j < 8; j += 4) {
+        u[j] = _mm512_unpacklo_epi64(t[j], t[j + 2]);
+        u[j + 1] = _mm512_unpackhi_epi64(t[j], t[j + 2]);
+        u[j + 2] = _mm512_unpacklo_epi64(t[j + 1], t[j + 3]);
+        u[j + 3] = _mm512_unpackhi_epi64(t[j + 1], t[j + 3]);
+    }
+    /* u[k] (k < 4): 128-bit lanes = dword k of rows 0-3, dword k+4 of rows 0-3, the same of
+     * rows 8-11; u[k+4] likewise for rows 4-7 and 12-15 */
+    const __m512i lo = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+    const __m512i hi = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        y[k] = _mm512_permutex2var_epi64(u[k], lo, u[k + 4]);
+        y[k + 4] = _mm512_permutex2var_epi64(u[k], hi, u[k + 4]);
+    }
+}
+
+/* Four bytes anywhere, as the memory operand of an embedded broadcast. */
+typedef uint32_t __attribute__((may_alias, aligned(1))) u32_any;
+
+/* acc + u8 x s8 dot of each lane of x with the four bytes at p (broadcast to every lane). */
+RF_INLINE __m512i dpbusd_b(__m512i acc, __m512i x, const uint8_t *p, int vnni) {
+    if (vnni) {
+        __asm__("vpdpbusd %2%{1to16%}, %1, %0"
+                : "+v"(acc)
+                : "v"(x), "m"(*(const u32_any *)(const void *)p));
+        return acc;
+    }
+    return dpbusd(acc, x, _mm512_set1_epi32((int)ld32(p)), 0);
+}
+
+/* Lanes [0, nr) of out: a later segment continues the chains where the earlier one stored them
+ * (go_on = 1), else they start at 0. */
+RF_INLINE __m512 lanes_load(const float *out, int nr, int go_on) {
+    const __mmask16 m = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1);
+    return go_on ? _mm512_maskz_loadu_ps(m, out) : _mm512_setzero_ps();
+}
+
+RF_INLINE void lanes_store(__m512 v, float *out, int nr) {
+    const __mmask16 m = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1);
+    _mm512_mask_storeu_ps(out, m, v);
+}
+
+/* Prefetch into L2 of the bytes [p + ahead, p + ahead + bytes): the next tile's rows. */
+RF_INLINE void prefetch_span(const uint8_t *p, size_t ahead, size_t bytes) {
+    const uintptr_t at = (uintptr_t)p + ahead;
+    for (size_t o = 0; o < bytes; o += 64) _mm_prefetch((const char *)(at + o), _MM_HINT_T1);
+}
+
+/* -- 32-value formats -- */
+
+/* Block b of the 16 rows rows[i] into the transposed form at dst. */
+RF_INLINE void b32_unpack_t(rf_type t, int vnni, const uint8_t *const *rows, size_t off,
+                            uint8_t *dst) {
+    __m256i lv[16];
+    _Alignas(32) uint16_t d[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++) {
+        const uint8_t *wb = rows[i] + off;
+        d[i] = ld16(wb);
+        if (t == RF_TYPE_Q8_0) {
+            lv[i] = loadu256(wb + 2);
+        } else {
+            const __m256i q = _mm256_broadcastsi128_si256(loadu128(wb + b32_qs(t)));
+            __m256i x = _mm256_and_si256(_mm256_srlv_epi64(q, _mm256_setr_epi64x(0, 0, 4, 4)),
+                                         _mm256_set1_epi8(0x0F));
+            if (b32_qh(t))
+                x = _mm256_mask_add_epi8(x, _cvtu32_mask32(ld32(wb + b32_qh(t))), x,
+                                         _mm256_set1_epi8(0x10));
+            lv[i] = x;
+        }
+    }
+    __m512i y[8];
+    transpose16x8(lv, y);
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++) {
+        if (t == RF_TYPE_Q8_0 && vnni) y[k] = _mm512_xor_si512(y[k], _mm512_set1_epi8((char)0x80));
+        _mm512_store_si512((void *)(dst + 64 * k), y[k]);
+    }
+    _mm512_store_ps((void *)(dst + 512),
+                    _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(const void *)d)));
+}
+
+/* One token's block at a0 (Q8_0): its scale and the offset correction, -off * sum(q). */
+RF_INLINE void b32_prep_t(rf_type t, int vnni, const uint8_t *a0, float *da, int32_t *negc) {
+    *da = _cvtsh_ss(ld16(a0));
+    const int off = t == RF_TYPE_Q8_0 ? (vnni ? 128 : 0) : b32_offset(t);
+    *negc = 0;
+    if (off) {
+        const __m256i s = _mm256_madd_epi16(
+            _mm256_maddubs_epi16(_mm256_set1_epi8(1), loadu256(a0 + 2)), _mm256_set1_epi16(1));
+        __m128i x = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+        x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0x4E));
+        x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0xB1));
+        *negc = -off * _mm_cvtsi128_si32(x);
+    }
+}
+
+/* nt (<= TT) tokens at at[t] (raw Q8_0 rows, from block b0) against the nb transposed blocks at
+ * wb: out[t * os + lane] (+)= the dots. */
+RF_INLINE void b32_kernel_t(rf_type t, int vnni, int nt, int64_t nb, const uint8_t *wb,
+                            const uint8_t *const *at, int64_t b0, const float *da,
+                            const int32_t *negc, float *out, int64_t os, int nr, int go_on) {
+    const int sign = t == RF_TYPE_Q8_0 && !vnni;
+    __m512 acc[TT];
+#pragma GCC unroll 8
+    for (int j = 0; j < nt; j++) acc[j] = lanes_load(out + j * os, nr, go_on);
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *wp = wb + (size_t)b * B32_WB;
+        const size_t ao = (size_t)(b0 + b) * 34 + 2;
+        __m512i si[TT];
+#pragma GCC unroll 8
+        for (int j = 0; j < nt; j++) si[j] = _mm512_set1_epi32(negc[j * B32_SEG + b]);
+        if (sign) {
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; k++) {
+                const __m512i q = _mm512_load_si512((const void *)(wp + 64 * k));
+                const __m512i x = _mm512_abs_epi8(q);
+                const __mmask64 m = _mm512_movepi8_mask(q);
+#pragma GCC unroll 8
+                for (int j = 0; j < nt; j++) {
+                    const __m512i a = _mm512_set1_epi32((int)ld32(at[j] + ao + 4 * k));
+                    const __m512i sa = _mm512_mask_sub_epi8(a, m, _mm512_setzero_si512(), a);
+                    si[j] = dpbusd(si[j], x, sa, 0);
+                }
+            }
+        } else if (!vnni) { /* levels <= 31: four pair sums fit in int16 before widening */
+#pragma GCC unroll 2
+            for (int k0 = 0; k0 < 8; k0 += 4) {
+                __m512i x[4];
+#pragma GCC unroll 4
+                for (int k = 0; k < 4; k++)
+                    x[k] = _mm512_load_si512((const void *)(wp + 64 * (k0 + k)));
+#pragma GCC unroll 8
+                for (int j = 0; j < nt; j++) {
+                    __m512i p = _mm512_setzero_si512();
+#pragma GCC unroll 4
+                    for (int k = 0; k < 4; k++)
+                        p = _mm512_add_epi16(
+                            p, _mm512_maddubs_epi16(
+                                   x[k], _mm512_set1_epi32((int)ld32(at[j] + ao + 4 * (k0 + k)))));
+                    si[j] = _mm512_add_epi32(si[j], _mm512_madd_epi16(p, _mm512_set1_epi16(1)));
+                }
+            }
+        } else {
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; k++) {
+                const __m512i x = _mm512_load_si512((const void *)(wp + 64 * k));
+#pragma GCC unroll 8
+                for (int j = 0; j < nt; j++) si[j] = dpbusd_b(si[j], x, at[j] + ao + 4 * k, 1);
+            }
+        }
+        const __m512 dw = _mm512_load_ps((const void *)(wp + 512));
+#pragma GCC unroll 8
+        for (int j = 0; j < nt; j++)
+            acc[j] =
+                _mm512_fmadd_ps(_mm512_cvtepi32_ps(si[j]),
+                                _mm512_mul_ps(dw, _mm512_set1_ps(da[j * B32_SEG + b])), acc[j]);
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < nt; j++) lanes_store(acc[j], out + j * os, nr);
+}
+
+/* Clamped row pointers of the tile at r0 (rows past n_rows repeat the last). */
+RF_INLINE void tile_rows(const uint8_t *w, size_t ws, int64_t r0, int nr, const uint8_t **rows) {
+    for (int i = 0; i < TW; i++) rows[i] = w + (size_t)(r0 + (i < nr ? i : nr - 1)) * ws;
+}
+
+/* The passes over the chunk's nc tokens (from c0): TT at a time, then 4, 2, 1; p0 is the pass's
+ * first token in the chunk, at[] its rows. */
+#define TOKEN_PASSES(call)                                                                         \
+    for (int p0 = 0; p0 < nc;) {                                                                   \
+        const int left = nc - p0;                                                                  \
+        const int np = left >= TT ? TT : left >= 4 ? 4 : left >= 2 ? 2 : 1;                        \
+        const uint8_t *at[TT];                                                                     \
+        for (int j = 0; j < np; j++) at[j] = a + (size_t)(c0 + p0 + j) * as;                       \
+        if (np == TT)                                                                              \
+            call(TT);                                                                              \
+        else if (np == 4)                                                                          \
+            call(4);                                                                               \
+        else if (np == 2)                                                                          \
+            call(2);                                                                               \
+        else                                                                                       \
+            call(1);                                                                               \
+        p0 += np;                                                                                  \
+    }
+
+RF_INLINE void b32_tile(rf_type t, int vnni, int64_t n, int64_t n_rows, const uint8_t *w, size_t ws,
+                        int64_t n_tok, const uint8_t *a, size_t as, float *out, int64_t os) {
+    _Alignas(64) uint8_t wbuf[B32_SEG * B32_WB];
+    float da[TCH * B32_SEG];
+    int32_t negc[TCH * B32_SEG];
+    const int64_t nb = n / 32;
+    const size_t bw = b32_bytes(t);
+    for (int64_t c0 = 0; c0 < n_tok; c0 += TCH) {
+        const int nc = (int)(n_tok - c0 < TCH ? n_tok - c0 : TCH);
+        for (int64_t b0 = 0; b0 < nb; b0 += B32_SEG) {
+            const int sb = (int)(nb - b0 < B32_SEG ? nb - b0 : B32_SEG);
+            for (int j = 0; j < nc; j++) {
+                const uint8_t *arow = a + (size_t)(c0 + j) * as + (size_t)b0 * 34;
+                for (int b = 0; b < sb; b++)
+                    b32_prep_t(t, vnni, arow + (size_t)b * 34, &da[j * B32_SEG + b],
+                               &negc[j * B32_SEG + b]);
+            }
+            for (int64_t r0 = 0; r0 < n_rows; r0 += TW) {
+                const int nr = (int)(n_rows - r0 < TW ? n_rows - r0 : TW);
+                const uint8_t *rows[TW];
+                tile_rows(w, ws, r0, nr, rows);
+                const size_t ahead = (size_t)nr * ws;
+                for (int b = 0; b < sb; b++) {
+                    const size_t off = (size_t)(b0 + b) * bw;
+                    for (int i = 0; i < nr; i++) prefetch_span(rows[i] + off, ahead, bw);
+                    b32_unpack_t(t, vnni, rows, off, wbuf + (size_t)b * B32_WB);
+                }
+#define B32_PASS(NT)                                                                               \
+    b32_kernel_t(t, vnni, (NT), sb, wbuf, at, b0, da + p0 * B32_SEG, negc + p0 * B32_SEG,          \
+                 out + (c0 + p0) * os + r0, os, nr, b0 > 0)
+                TOKEN_PASSES(B32_PASS)
+#undef B32_PASS
+            }
+        }
+    }
+}
+
+/* -- K-quants -- */
+
+/* Super-block at offset off of the 16 rows rows[i] (Q4_K, or Q6_K when q6) into the transposed
+ * form at dst: level vector m (value 4m..4m+3 of each row) at 64 m; then the sub-block scales as
+ * int32 lane vectors (Q4_K: 8 at 4096, Q6_K: 16 at 4096); Q4_K: the mins as int16 pairs
+ * (m[2i], m[2i+1]) per lane, 4 vectors at 4608, dmin at 4928; d (floats) at 4864 (Q4_K) or
+ * 5120 (Q6_K). */
+RF_INLINE void k_unpack_t(int q6, const uint8_t *const *rows, size_t off, uint8_t *dst) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    __m256i r[16];
+    __m512i y[8];
+    if (!q6) {
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) { /* 32 qs bytes: values 64c + l (low) and 64c + 32 + l */
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off + 16 + 32 * c);
+            transpose16x8(r, y);
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; k++) {
+                _mm512_store_si512((void *)(dst + 64 * (16 * c + k)), _mm512_and_si512(y[k], m4));
+                _mm512_store_si512((void *)(dst + 64 * (16 * c + 8 + k)),
+                                   _mm512_and_si512(_mm512_srli_epi16(y[k], 4), m4));
+            }
+        }
+        /* words 0-3 of each row: d and dmin, then the 12 bytes of scales and mins */
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off);
+        transpose16x8(r, y);
+        const __m512i hd = y[0], u0 = y[1], u1 = y[2], u2 = y[3];
+        const __m512i lo6 = _mm512_set1_epi32(0x3F3F3F3F), lo4 = _mm512_set1_epi32(0x0F0F0F0F);
+        const __m512i b45 = _mm512_set1_epi32(0x30303030);
+        const __m512i sc_lo = _mm512_and_si512(u0, lo6);
+        const __m512i sc_hi = _mm512_or_si512(_mm512_and_si512(u2, lo4),
+                                              _mm512_and_si512(_mm512_srli_epi32(u0, 2), b45));
+        const __m512i m_lo = _mm512_and_si512(u1, lo6);
+        const __m512i m_hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(u2, 4), lo4),
+                                             _mm512_and_si512(_mm512_srli_epi32(u1, 2), b45));
+        const __m512i b0 = _mm512_set1_epi32(0xFF), b2 = _mm512_set1_epi32(0xFF0000);
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            _mm512_store_si512((void *)(dst + 4096 + 64 * j),
+                               _mm512_and_si512(_mm512_srli_epi32(sc_lo, 8 * j), b0));
+            _mm512_store_si512((void *)(dst + 4096 + 64 * (j + 4)),
+                               _mm512_and_si512(_mm512_srli_epi32(sc_hi, 8 * j), b0));
+        }
+        /* (m[2i], m[2i+1]) as int16 pairs */
+        _mm512_store_si512((void *)(dst + 4608),
+                           _mm512_or_si512(_mm512_and_si512(m_lo, b0),
+                                           _mm512_and_si512(_mm512_slli_epi32(m_lo, 8), b2)));
+        _mm512_store_si512((void *)(dst + 4672),
+                           _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(m_lo, 16), b0),
+                                           _mm512_and_si512(_mm512_srli_epi32(m_lo, 8), b2)));
+        _mm512_store_si512((void *)(dst + 4736),
+                           _mm512_or_si512(_mm512_and_si512(m_hi, b0),
+                                           _mm512_and_si512(_mm512_slli_epi32(m_hi, 8), b2)));
+        _mm512_store_si512((void *)(dst + 4800),
+                           _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(m_hi, 16), b0),
+                                           _mm512_and_si512(_mm512_srli_epi32(m_hi, 8), b2)));
+        _mm512_store_ps((void *)(dst + 4864), _mm512_cvtph_ps(_mm512_cvtepi32_epi16(hd)));
+        _mm512_store_ps((void *)(dst + 4928),
+                        _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(hd, 16))));
+        return;
+    }
+    const __m512i m2 = _mm512_set1_epi8(0x30);
+#pragma GCC unroll 2
+    for (int n = 0; n < 2; n++) {
+        __m512i ta[8], tb[8], th[8];
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off + 64 * n);
+        transpose16x8(r, ta);
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off + 64 * n + 32);
+        transpose16x8(r, tb);
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off + 128 + 32 * n);
+        transpose16x8(r, th);
+        /* value 128n + 32q + 4k + (0..3): vector 32n + 8q + k; A | (B & C) is 0xF8 */
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            uint8_t *d = dst + 64 * (32 * n + k);
+            _mm512_store_si512((void *)d,
+                               _mm512_ternarylogic_epi32(_mm512_and_si512(ta[k], m4),
+                                                         _mm512_slli_epi16(th[k], 4), m2, 0xF8));
+            _mm512_store_si512((void *)(d + 512),
+                               _mm512_ternarylogic_epi32(_mm512_and_si512(tb[k], m4),
+                                                         _mm512_slli_epi16(th[k], 2), m2, 0xF8));
+            _mm512_store_si512(
+                (void *)(d + 1024),
+                _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ta[k], 4), m4), th[k],
+                                          m2, 0xF8));
+            _mm512_store_si512(
+                (void *)(d + 1536),
+                _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(tb[k], 4), m4),
+                                          _mm512_srli_epi16(th[k], 2), m2, 0xF8));
+        }
+    }
+    /* the 16 scales and d: words 0-3 and the low half of word 4 of the 18 bytes at 192 */
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++)
+        r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(loadu128(rows[i] + off + 192)),
+                                       _mm_cvtsi32_si128(ld16(rows[i] + off + 208)), 1);
+    transpose16x8(r, y);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++)
+#pragma GCC unroll 4
+        for (int b = 0; b < 4; b++) /* sign-extended byte b of word k: scale 4k + b */
+            _mm512_store_si512((void *)(dst + 4096 + 64 * (4 * k + b)),
+                               _mm512_srai_epi32(_mm512_slli_epi32(y[k], 24 - 8 * b), 24));
+    _mm512_store_ps((void *)(dst + 5120), _mm512_cvtph_ps(_mm512_cvtepi32_epi16(y[4])));
+}
+
+/* One token's super-block ak (Q8_K) at dst: d, then (Q4_K) the bsum pairs of its eight 32-value
+ * sub-blocks as four int32 words of two int16 or (Q6_K) -32 * bsums[j] for the 16 sub-blocks. */
+RF_INLINE void k_prep_t(int q6, const uint8_t *ak, uint8_t *dst) {
+    memcpy(dst, ak, 4);
+    const __m256i bs = loadu256(ak + 260);
+    if (q6) {
+        _mm512_storeu_si512((void *)(dst + 4),
+                            _mm512_mullo_epi32(_mm512_cvtepi16_epi32(bs), _mm512_set1_epi32(-32)));
+    } else {
+        const __m256i bp = _mm256_madd_epi16(bs, _mm256_set1_epi16(1)); /* 8 x int32 */
+        _mm_storeu_si128(
+            (__m128i *)(void *)(dst + 4),
+            _mm_packs_epi32(_mm256_castsi256_si128(bp), _mm256_extracti128_si256(bp, 1)));
+    }
+}
+
+/* nt tokens at at[t] (raw Q8_K rows, from super-block k0) against the ns transposed super-blocks
+ * at wb, prepared token data at ab (K_AB per token and super-block, K_SEG per token). */
+RF_INLINE void k_kernel_t(int q6, int vnni, int nt, int64_t ns, const uint8_t *wb,
+                          const uint8_t *const *at, int64_t k0, const uint8_t *ab, float *out,
+                          int64_t os, int nr, int go_on) {
+    __m512 acc[TT];
+#pragma GCC unroll 8
+    for (int j = 0; j < nt; j++) acc[j] = lanes_load(out + j * os, nr, go_on);
+    for (int64_t s = 0; s < ns; s++) {
+        const uint8_t *wp = wb + (size_t)s * K_WB;
+        const size_t ao = (size_t)(k0 + s) * 292 + 4;
+        __m512i ts[TT];
+#pragma GCC unroll 8
+        for (int j = 0; j < nt; j++) ts[j] = _mm512_setzero_si512();
+        const int nsub = q6 ? 16 : 8, per = q6 ? 4 : 8;
+        for (int sub = 0; sub < nsub; sub++) {
+            __m512i si[TT];
+#pragma GCC unroll 8
+            for (int j = 0; j < nt; j++)
+                si[j] = q6 ? _mm512_set1_epi32(
+                                 (int)ld32(ab + (size_t)(j * K_SEG + s) * K_AB + 4 + 4 * sub))
+                           : _mm512_setzero_si512();
+            if (vnni) {
+#pragma GCC unroll 8
+                for (int k = 0; k < per; k++) {
+                    const int m = per * sub + k;
+                    const __m512i x = _mm512_load_si512((const void *)(wp + 64 * m));
+#pragma GCC unroll 8
+                    for (int j = 0; j < nt; j++) si[j] = dpbusd_b(si[j], x, at[j] + ao + 4 * m, 1);
+                }
+            } else { /* pair sums added in int16 while they fit: 8 steps (levels <= 15), 2 (<= 63)
+                      */
+                const int grp = q6 ? 2 : 8;
+#pragma GCC unroll 4
+                for (int g0 = 0; g0 < per; g0 += grp) {
+                    __m512i x[8];
+#pragma GCC unroll 8
+                    for (int k = 0; k < grp; k++)
+                        x[k] = _mm512_load_si512((const void *)(wp + 64 * (per * sub + g0 + k)));
+#pragma GCC unroll 8
+                    for (int j = 0; j < nt; j++) {
+                        const uint8_t *ap = at[j] + ao + 4 * (per * sub + g0);
+                        __m512i p = _mm512_maddubs_epi16(x[0], _mm512_set1_epi32((int)ld32(ap)));
+#pragma GCC unroll 7
+                        for (int k = 1; k < grp; k++)
+                            p = _mm512_add_epi16(
+                                p, _mm512_maddubs_epi16(x[k],
+                                                        _mm512_set1_epi32((int)ld32(ap + 4 * k))));
+                        si[j] = _mm512_add_epi32(si[j], _mm512_madd_epi16(p, _mm512_set1_epi16(1)));
+                    }
+                }
+            }
+            const __m512i sc = _mm512_load_si512((const void *)(wp + 4096 + 64 * sub));
+#pragma GCC unroll 8
+            for (int j = 0; j < nt; j++)
+                ts[j] = _mm512_add_epi32(ts[j], _mm512_mullo_epi32(si[j], sc));
+        }
+        const __m512 d = _mm512_load_ps((const void *)(wp + (q6 ? 5120 : 4864)));
+#pragma GCC unroll 8
+        for (int j = 0; j < nt; j++) {
+            const float da = ldf(ab + (size_t)(j * K_SEG + s) * K_AB);
+            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ts[j]),
+                                     _mm512_mul_ps(d, _mm512_set1_ps(da)), acc[j]);
+        }
+        if (!q6) {
+            __m512i mm[TT];
+#pragma GCC unroll 8
+            for (int j = 0; j < nt; j++) mm[j] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; i++) {
+                const __m512i mp = _mm512_load_si512((const void *)(wp + 4608 + 64 * i));
+#pragma GCC unroll 8
+                for (int j = 0; j < nt; j++) {
+                    const __m512i bp = _mm512_set1_epi32(
+                        (int)ld32(ab + (size_t)(j * K_SEG + s) * K_AB + 4 + 4 * i));
+                    mm[j] = dpwssd(mm[j], mp, bp, vnni);
+                }
+            }
+            const __m512 dm = _mm512_load_ps((const void *)(wp + 4928));
+#pragma GCC unroll 8
+            for (int j = 0; j < nt; j++) {
+                const float da = ldf(ab + (size_t)(j * K_SEG + s) * K_AB);
+                acc[j] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mm[j]),
+                                          _mm512_mul_ps(dm, _mm512_set1_ps(da)), acc[j]);
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < nt; j++) lanes_store(acc[j], out + j * os, nr);
+}
+
+RF_INLINE void k_tile(int q6, int vnni, int64_t n, int64_t n_rows, const uint8_t *w, size_t ws,
+                      int64_t n_tok, const uint8_t *a, size_t as, float *out, int64_t os) {
+    _Alignas(64) uint8_t wbuf[K_SEG * K_WB];
+    _Alignas(64) uint8_t abuf[TCH * K_SEG * K_AB];
+    const int64_t nsb = n / 256;
+    const size_t bw = q6 ? 210 : 144;
+    for (int64_t c0 = 0; c0 < n_tok; c0 += TCH) {
+        const int nc = (int)(n_tok - c0 < TCH ? n_tok - c0 : TCH);
+        for (int64_t k0 = 0; k0 < nsb; k0 += K_SEG) {
+            const int sk = (int)(nsb - k0 < K_SEG ? nsb - k0 : K_SEG);
+            for (int j = 0; j < nc; j++)
+                for (int s = 0; s < sk; s++)
+                    k_prep_t(q6, a + (size_t)(c0 + j) * as + (size_t)(k0 + s) * 292,
+                             abuf + (size_t)(j * K_SEG + s) * K_AB);
+            for (int64_t r0 = 0; r0 < n_rows; r0 += TW) {
+                const int nr = (int)(n_rows - r0 < TW ? n_rows - r0 : TW);
+                const uint8_t *rows[TW];
+                tile_rows(w, ws, r0, nr, rows);
+                const size_t ahead = (size_t)nr * ws;
+                for (int s = 0; s < sk; s++) {
+                    const size_t off = (size_t)(k0 + s) * bw;
+                    for (int i = 0; i < nr; i++) prefetch_span(rows[i] + off, ahead, bw);
+                    k_unpack_t(q6, rows, off, wbuf + (size_t)s * K_WB);
+                }
+#define K_PASS(NT)                                                                                 \
+    k_kernel_t(q6, vnni, (NT), sk, wbuf, at, k0, abuf + (size_t)p0 * K_SEG * K_AB,                 \
+               out + (c0 + p0) * os + r0, os, nr, k0 > 0)
+                TOKEN_PASSES(K_PASS)
+#undef K_PASS
+            }
+        }
+    }
+}
+
+/* Below this many tokens dot_tile runs dot_rows per token (the streaming kernel): the unpacking
+ * of a tile costs about what 1 (32-value formats), 2 (Q4_K) or 4 (Q6_K) tokens' dots do. */
+RF_INLINE int tile_min_tok(rf_type t) {
+    return t == RF_TYPE_Q6_K ? 5 : t == RF_TYPE_Q4_K ? 3 : 2;
+}
+
+#define DEFINE_DOT_TILE(sfx, vnni)                                                                 \
+    static void avx512_dot_tile##sfx(rf_type t, int64_t n, int64_t n_rows, const void *w,          \
+                                     size_t ws, int64_t n_tok, const void *a, size_t as,           \
+                                     float *out, int64_t os) {                                     \
+        const uint8_t *wp = w, *ap = a;                                                            \
+        if (n_tok >= tile_min_tok(t)) {                                                            \
+            switch (t) {                                                                           \
+            case RF_TYPE_Q4_0:                                                                     \
+                b32_tile(RF_TYPE_Q4_0, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);           \
+                return;                                                                            \
+            case RF_TYPE_Q5_0:                                                                     \
+                b32_tile(RF_TYPE_Q5_0, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);           \
+                return;                                                                            \
+            case RF_TYPE_Q8_0:                                                                     \
+                b32_tile(RF_TYPE_Q8_0, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);           \
+                return;                                                                            \
+            case RF_TYPE_Q4_K:                                                                     \
+                k_tile(0, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);                        \
+                return;                                                                            \
+            case RF_TYPE_Q6_K:                                                                     \
+                k_tile(1, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);                        \
+                return;                                                                            \
+            default:                                                                               \
+                break;                                                                             \
+            }                                                                                      \
+        }                                                                                          \
+        if (n_tok == 1) {                                                                          \
+            avx512_dot_rows##sfx(t, n, n_rows, w, ws, a, out);                                     \
+            return;                                                                                \
+        }                                                                                          \
+        for (int64_t r = 0; r < n_rows; r += 16) { /* other types: a 16-row tile per token */      \
+            const int64_t nr = n_rows - r < 16 ? n_rows - r : 16;                                  \
+            for (int64_t j = 0; j < n_tok; j++)                                                    \
+                avx512_dot_rows##sfx(t, n, nr, wp + (size_t)r * ws, ws, ap + (size_t)j * as,       \
+                                     out + j * os + r);                                            \
+        }                                                                                          \
+    }
+
+DEFINE_DOT_TILE(_plain, 0)
+DEFINE_DOT_TILE(_vnni, 1)
+
 const rf_kernels rf_kernels_avx512 = {
     .isa = RF_ISA_AVX512,
     .quantize_act = avx512_quantize_act,
     .dot_rows = avx512_dot_rows_plain,
+    .dot_tile = avx512_dot_tile_plain,
     .dot_f32_f16 = rf_avx2_dot_f32_f16,
     .axpy_f16 = rf_avx2_axpy_f16,
+    .cvt_f16_f32 = rf_avx2_cvt_f16_f32,
+    .dot_f32 = rf_avx2_dot_f32,
+    .axpy_f32 = rf_avx2_axpy_f32,
+    .exp_sum = rf_avx2_exp_sum,
     .geglu = rf_avx2_geglu,
     .read_sum = rf_avx2_read_sum,
 };
@@ -654,8 +1322,13 @@ const rf_kernels rf_kernels_avx512vnni = {
     .isa = RF_ISA_AVX512,
     .quantize_act = avx512_quantize_act,
     .dot_rows = avx512_dot_rows_vnni,
+    .dot_tile = avx512_dot_tile_vnni,
     .dot_f32_f16 = rf_avx2_dot_f32_f16,
     .axpy_f16 = rf_avx2_axpy_f16,
+    .cvt_f16_f32 = rf_avx2_cvt_f16_f32,
+    .dot_f32 = rf_avx2_dot_f32,
+    .axpy_f32 = rf_avx2_axpy_f32,
+    .exp_sum = rf_avx2_exp_sum,
     .geglu = rf_avx2_geglu,
     .read_sum = rf_avx2_read_sum,
 };

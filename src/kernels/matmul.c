@@ -3,8 +3,9 @@
 
 #include <math.h>
 
-#define ROW_TILE                                                                                   \
-    16 /* weight rows per inner tile: a tile is dotted with every token before the next */
+/* The fused top-k head computes its outputs in tiles of TOPK_ROWS rows x TOPK_TOK tokens. */
+#define TOPK_ROWS 64
+#define TOPK_TOK  16
 
 typedef struct quant_job {
     const rf_kernels *k;
@@ -46,17 +47,13 @@ typedef struct mm_job {
     uint64_t total_bytes;
 } mm_job;
 
-/* Rows [r0, r1) of one weight for every activation row, in tiles of ROW_TILE rows. */
+/* Rows [r0, r1) of one weight for every activation row: one dot_tile call, which unpacks each
+ * weight block once for all the tokens (and runs dot_rows when there is one token). */
 static void mm_rows(const mm_job *j, const rf_weight *w, float *y, int64_t y_stride, long r0,
                     long r1) {
-    for (long t0 = r0; t0 < r1; t0 += ROW_TILE) {
-        long nr = r1 - t0 < ROW_TILE ? r1 - t0 : ROW_TILE;
-        const uint8_t *wrow = (const uint8_t *)w->data + (size_t)t0 * w->row_bytes;
-        for (int64_t t = 0; t < j->act->n_tok; t++) {
-            const void *a = (const uint8_t *)j->act->data + (size_t)t * j->act->row_bytes;
-            j->k->dot_rows(w->type, w->cols, nr, wrow, w->row_bytes, a, y + t * y_stride + t0);
-        }
-    }
+    const uint8_t *wrow = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
+    j->k->dot_tile(w->type, w->cols, r1 - r0, wrow, w->row_bytes, j->act->n_tok, j->act->data,
+                   j->act->row_bytes, y + r0, y_stride);
 }
 
 /* Thread ith takes the bytes [ith*T/nth, (ith+1)*T/nth) of the weights laid end to end; a row
@@ -154,16 +151,21 @@ static void topk_worker(void *arg, int ith, int nth) {
     for (int64_t t = 0; t < n_tok; t++) counts[t] = 0;
     long b, e;
     rf_split((long)w->rows, ith, nth, &b, &e);
-    float tile[ROW_TILE];
-    for (long r0 = b; r0 < e; r0 += ROW_TILE) {
-        long nr = e - r0 < ROW_TILE ? e - r0 : ROW_TILE;
+    float tile[TOPK_TOK * TOPK_ROWS];
+    for (long r0 = b; r0 < e; r0 += TOPK_ROWS) {
+        long nr = e - r0 < TOPK_ROWS ? e - r0 : TOPK_ROWS;
         const uint8_t *wrow = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
-        for (int64_t t = 0; t < n_tok; t++) {
-            const void *a = (const uint8_t *)j->act->data + (size_t)t * j->act->row_bytes;
-            j->k->dot_rows(w->type, w->cols, nr, wrow, w->row_bytes, a, tile);
-            topk_cand *h = heaps + (size_t)t * (size_t)j->k_top;
-            for (long i = 0; i < nr; i++)
-                topk_push(h, &counts[t], j->k_top, (topk_cand){tile[i], (int32_t)(r0 + i)});
+        for (int64_t t0 = 0; t0 < n_tok; t0 += TOPK_TOK) {
+            int64_t nt = n_tok - t0 < TOPK_TOK ? n_tok - t0 : TOPK_TOK;
+            const uint8_t *a = (const uint8_t *)j->act->data + (size_t)t0 * j->act->row_bytes;
+            j->k->dot_tile(w->type, w->cols, nr, wrow, w->row_bytes, nt, a, j->act->row_bytes, tile,
+                           TOPK_ROWS);
+            for (int64_t t = 0; t < nt; t++) {
+                topk_cand *h = heaps + (size_t)(t0 + t) * (size_t)j->k_top;
+                for (long i = 0; i < nr; i++)
+                    topk_push(h, &counts[t0 + t], j->k_top,
+                              (topk_cand){tile[t * TOPK_ROWS + i], (int32_t)(r0 + i)});
+            }
         }
     }
 }

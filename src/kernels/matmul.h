@@ -3,7 +3,9 @@
  * W is a weight matrix stored row-major in its own format (rows of `cols` values, row_bytes
  * apart: a GGUF tensor [cols, rows]); x holds n_tok activation rows already quantized to
  * rf_vec_dot_type(W.type) (see rf_act_quantize); y is n_tok rows of `rows` floats. Each weight
- * row is read once per call whatever n_tok is, so batched decode and prefill share the path.
+ * row is read once per call whatever n_tok is, so batched decode and prefill share the path: a
+ * thread's rows go to one dot_tile call with every token, which unpacks each weight block once
+ * for all of them. A token's outputs have the same bits whatever else is in the batch.
  * Nothing allocates; buffers are the caller's.
  */
 #ifndef RF_KERNELS_MATMUL_H

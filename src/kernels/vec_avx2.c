@@ -4,6 +4,7 @@
 #if defined(__x86_64__)
 
 #include <immintrin.h>
+#include <math.h>
 
 #include "kernels/kernels.h"
 #include "util/half.h"
@@ -58,6 +59,77 @@ void rf_avx2_geglu(const uint16_t *table, const float *g, const float *u, float 
         _mm256_storeu_ps(out + i, _mm256_mul_ps(v, _mm256_loadu_ps(u + i)));
     }
     if (i < n) rf_scalar_geglu(table, g + i, u + i, out + i, n - i);
+}
+
+void rf_avx2_cvt_f16_f32(const uint16_t *h, float *y, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, ld_h8(h + i));
+    for (; i < n; i++) y[i] = rf_f16_to_f32(h[i]);
+}
+
+float rf_avx2_dot_f32(const float *x, const float *y, int n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8), _mm256_loadu_ps(y + i + 8), a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 16), _mm256_loadu_ps(y + i + 16), a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 24), _mm256_loadu_ps(y + i + 24), a3);
+    }
+    for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), a0);
+    float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (; i < n; i++) s += x[i] * y[i];
+    return s;
+}
+
+void rf_avx2_axpy_f32(float *acc, const float *x, float a, int n) {
+    const __m256 va = _mm256_set1_ps(a);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(acc + i)));
+    for (; i < n; i++) acc[i] += a * x[i];
+}
+
+/* exp(x) for 8 floats: x = n ln2 + r with n = round(x / ln2) and |r| <= ln2/2 (ln2 split in two
+ * parts so r is exact), exp(r) by a degree-6 polynomial (Taylor terms; relative error below
+ * 2e-7 on that interval), times 2^n built in the exponent bits. Inputs below -87.3 give 0 (the
+ * softmax never needs subnormals), above 88.7 give +inf. */
+static inline __m256 exp8(__m256 x) {
+    const __m256 hi = _mm256_set1_ps(88.7f), lo = _mm256_set1_ps(-87.3f);
+    __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+    x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 720);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+    return _mm256_andnot_ps(under, y);
+}
+
+float rf_avx2_exp_sum(float *x, int n, float m) {
+    const __m256 vm = _mm256_set1_ps(m);
+    __m256 acc = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+        _mm256_storeu_ps(x + i, v);
+        acc = _mm256_add_ps(acc, v);
+    }
+    float s = hsum8(acc);
+    for (; i < n; i++) {
+        x[i] = expf(x[i] - m);
+        s += x[i];
+    }
+    return s;
 }
 
 uint64_t rf_avx2_read_sum(const void *p, size_t n) {

@@ -48,3 +48,26 @@ uint64_t rf_scalar_read_sum(const void *p, size_t n) {
     }
     return s0 + s1 + s2 + s3;
 }
+
+void rf_scalar_cvt_f16_f32(const uint16_t *h, float *y, int n) {
+    for (int i = 0; i < n; i++) y[i] = rf_f16_to_f32(h[i]);
+}
+
+float rf_scalar_dot_f32(const float *x, const float *y, int n) {
+    float s = 0;
+    for (int i = 0; i < n; i++) s += x[i] * y[i];
+    return s;
+}
+
+void rf_scalar_axpy_f32(float *acc, const float *x, float a, int n) {
+    for (int i = 0; i < n; i++) acc[i] += a * x[i];
+}
+
+float rf_scalar_exp_sum(float *x, int n, float m) {
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        x[i] = expf(x[i] - m);
+        sum += x[i];
+    }
+    return (float)sum;
+}

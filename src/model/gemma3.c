@@ -238,7 +238,7 @@ typedef struct g3_scratch {
     float *u;    /* [n][F] */
     float *rope; /* [n][2 bases][cos, sin][n_rot/2] */
     float *xo;   /* [n_outputs][E] final normed rows for the head */
-    float *acc;  /* [n_threads][RF_MAX_HEAD_DIM] attention accumulators */
+    float *acc;  /* [n_threads][n_head + 2][RF_MAX_HEAD_DIM] attention scratch */
 } g3_scratch;
 
 static size_t carve(const rf_hparams *hp, int32_t n, int32_t n_threads, float *base,
@@ -255,7 +255,7 @@ static size_t carve(const rf_hparams *hp, int32_t n, int32_t n_threads, float *b
                             n * F,
                             (size_t)n * 2 * (size_t)hp->n_rot,
                             n * E,
-                            (size_t)n_threads * RF_MAX_HEAD_DIM};
+                            (size_t)n_threads * (size_t)(hp->n_head + 2) * RF_MAX_HEAD_DIM};
     float **ptrs[] = {&s->x, &s->h, &s->q, &s->k,    &s->v,  &s->att,
                       &s->o, &s->g, &s->u, &s->rope, &s->xo, &s->acc};
     size_t off = 0;
@@ -367,41 +367,55 @@ static void project(g3_run *r, const rf_weight *w, const float *src, int64_t n, 
  * and the weighted sum of V accumulated in key order, divided by the softmax sum at the end. This
  * is the structure of llama.cpp's tiled CPU flash attention; docs/correctness.md records how
  * sensitive the logits are to such choices. acc is Dv floats of scratch. */
-static void attend_one(const rf_kernels *k, const float *q, const rf_kv_cache *kv, int il,
-                       int32_t seq, int hk, int32_t lo, int32_t pos, int Dk, int Dv, float *acc,
-                       float *out) {
-    enum { TILE = 64 };
-    float p[TILE];
-    for (int i = 0; i < Dv; i++) acc[i] = 0;
-    float S = 0.0f, M = -INFINITY;
+/* g query heads (q: g rows of Dk, consecutive) sharing KV head hk, against keys [lo, pos]:
+ * each K and V row is widened from f16 once and used by all g heads. Per head: scores q.K, an
+ * online softmax over tiles of 64 keys (the tile's max, then exp and sum), the weighted sum of V
+ * in key order, divided by the softmax sum at the end (the structure of llama.cpp's tiled CPU
+ * flash attention; docs/correctness.md records how sensitive the logits are to such choices).
+ * scratch holds g * Dv + Dk + Dv floats; out gets g rows of Dv. */
+static void attend_group(const rf_kernels *k, const float *q, int g, const rf_kv_cache *kv, int il,
+                         int32_t seq, int hk, int32_t lo, int32_t pos, int Dk, int Dv,
+                         float *scratch, float *out) {
+    enum { TILE = 64, GMAX = 64 };
+    float p[GMAX][TILE], S[GMAX], M[GMAX];
+    float *acc = scratch, *kf = scratch + (size_t)g * Dv, *vf = kf + Dk;
+    for (int h = 0; h < g; h++) {
+        S[h] = 0;
+        M[h] = -INFINITY;
+        for (int i = 0; i < Dv; i++) acc[(size_t)h * Dv + i] = 0;
+    }
     for (int32_t t0 = lo - lo % TILE; t0 <= pos; t0 += TILE) {
         int32_t a = t0 < lo ? lo : t0, b = t0 + TILE - 1 < pos ? t0 + TILE - 1 : pos;
-        float tmax = -INFINITY;
         for (int32_t j = a; j <= b; j++) {
-            float s = k->dot_f32_f16(q, rf_kv_k(kv, il, seq, j) + (size_t)hk * Dk, Dk);
-            p[j - a] = s;
-            if (s > tmax) tmax = s;
+            k->cvt_f16_f32(rf_kv_k(kv, il, seq, j) + (size_t)hk * Dk, kf, Dk);
+            for (int h = 0; h < g; h++) p[h][j - a] = k->dot_f32(q + (size_t)h * Dk, kf, Dk);
         }
-        float Mnew = fmaxf(M, tmax);
-        if (Mnew > M) {
-            float ms = expf(M - Mnew);
-            for (int i = 0; i < Dv; i++) acc[i] *= ms;
-            S *= ms;
+        for (int h = 0; h < g; h++) {
+            float tmax = -INFINITY;
+            for (int32_t j = a; j <= b; j++) tmax = fmaxf(tmax, p[h][j - a]);
+            float Mnew = fmaxf(M[h], tmax);
+            if (Mnew > M[h]) {
+                float ms = expf(M[h] - Mnew);
+                for (int i = 0; i < Dv; i++) acc[(size_t)h * Dv + i] *= ms;
+                S[h] *= ms;
+            }
+            M[h] = Mnew;
+            S[h] += k->exp_sum(p[h], b - a + 1, Mnew);
         }
-        M = Mnew;
-        double sum = 0;
         for (int32_t j = a; j <= b; j++) {
-            p[j - a] = expf(p[j - a] - M);
-            sum += p[j - a];
+            k->cvt_f16_f32(rf_kv_v(kv, il, seq, j) + (size_t)hk * Dv, vf, Dv);
+            for (int h = 0; h < g; h++) k->axpy_f32(acc + (size_t)h * Dv, vf, p[h][j - a], Dv);
         }
-        S += (float)sum;
-        for (int32_t j = a; j <= b; j++)
-            k->axpy_f16(acc, rf_kv_v(kv, il, seq, j) + (size_t)hk * Dv, p[j - a], Dv);
     }
-    float inv = S == 0.0f ? 0.0f : 1.0f / S;
-    for (int i = 0; i < Dv; i++) out[i] = acc[i] * inv;
+    for (int h = 0; h < g; h++) {
+        float inv = S[h] == 0.0f ? 0.0f : 1.0f / S[h];
+        for (int i = 0; i < Dv; i++) out[(size_t)h * Dv + i] = acc[(size_t)h * Dv + i] * inv;
+    }
 }
 
+/* Work items are (token, KV head) with all its query heads when there are enough of them to keep
+ * every thread busy (prefill, batches); else (token, query head) so a single-token decode still
+ * spreads its heads over the threads. */
 static void attention_worker(void *arg, int ith, int nth) {
     g3_run *r = arg;
     const rf_hparams *hp = r->hp;
@@ -409,19 +423,98 @@ static void attention_worker(void *arg, int ith, int nth) {
     const int H = hp->n_head, Dk = hp->head_dim_k, Dv = hp->head_dim_v;
     const int group = H / hp->n_head_kv;
     const int il = r->il;
-    float *acc = r->s.acc + (size_t)ith * RF_MAX_HEAD_DIM;
+    const int per_item = (long)r->b->n * hp->n_head_kv >= nth && group <= 64 ? group : 1;
+    const int items_per_tok = H / per_item;
+    float *scratch = r->s.acc + (size_t)ith * (size_t)(H + 2) * RF_MAX_HEAD_DIM;
     long b, e;
-    rf_split((long)r->b->n * H, ith, nth, &b, &e);
+    rf_split((long)r->b->n * items_per_tok, ith, nth, &b, &e);
     for (long item = b; item < e; item++) {
-        int t = (int)(item / H), h = (int)(item % H), hk = h / group;
+        int t = (int)(item / items_per_tok), h0 = (int)(item % items_per_tok) * per_item;
         int32_t seq = r->b->seq[t], pos = r->b->pos[t];
         int32_t lo = 0;
         if (hp->swa[il] && hp->sliding_window > 0 && pos >= hp->sliding_window)
             lo = pos - hp->sliding_window + 1;
-        const float *q = r->s.q + ((size_t)t * H + h) * Dk;
-        float *out = r->s.att + ((size_t)t * H + h) * Dv;
-        attend_one(r->c->k, q, kv, il, seq, hk, lo, pos, Dk, Dv, acc, out);
+        const float *q = r->s.q + ((size_t)t * H + h0) * Dk;
+        float *out = r->s.att + ((size_t)t * H + h0) * Dv;
+        attend_group(r->c->k, q, per_item, kv, il, seq, h0 / group, lo, pos, Dk, Dv, scratch, out);
     }
+}
+
+/* ---- per-token pieces (run over the pool when the batch has several tokens) ---- */
+
+static void tok_attn_norm(g3_run *r, int t) {
+    const int E = r->hp->n_embd;
+    rms_norm(r->s.x + (size_t)t * E, r->w->layers[r->il].attn_norm, r->s.h + (size_t)t * E, E,
+             r->hp->rms_eps);
+}
+
+/* q/k head norms, RoPE, the query scale, and K/V into the cache (f16). */
+static void tok_qk_rope_cache(g3_run *r, int t) {
+    const rf_hparams *hp = r->hp;
+    const g3_layer *L = &r->w->layers[r->il];
+    const int H = hp->n_head, Hkv = hp->n_head_kv, Dk = hp->head_dim_k, Dv = hp->head_dim_v;
+    const int QD = H * Dk, KD = Hkv * Dk, VD = Hkv * Dv, nr = hp->n_rot;
+    const float *cs = r->s.rope + (size_t)t * 2 * nr + (hp->swa[r->il] ? 0 : nr);
+    for (int h = 0; h < H; h++) {
+        float *q = r->s.q + (size_t)t * QD + (size_t)h * Dk;
+        rms_norm(q, L->q_norm, q, Dk, hp->rms_eps);
+        rope_apply(q, cs, nr);
+        for (int i = 0; i < Dk; i++) q[i] *= hp->attn_scale;
+    }
+    uint16_t *kc = rf_kv_k(&r->c->kv, r->il, r->b->seq[t], r->b->pos[t]);
+    uint16_t *vc = rf_kv_v(&r->c->kv, r->il, r->b->seq[t], r->b->pos[t]);
+    for (int h = 0; h < Hkv; h++) {
+        float *k = r->s.k + (size_t)t * KD + (size_t)h * Dk;
+        rms_norm(k, L->k_norm, k, Dk, hp->rms_eps);
+        rope_apply(k, cs, nr);
+    }
+    for (int i = 0; i < KD; i++) kc[i] = rf_f32_to_f16(r->s.k[(size_t)t * KD + i]);
+    for (int i = 0; i < VD; i++) vc[i] = rf_f32_to_f16(r->s.v[(size_t)t * VD + i]);
+}
+
+/* x += rms(o)*post_attention_norm; h = rms(x)*ffn_norm */
+static void tok_post_attn(g3_run *r, int t) {
+    const int E = r->hp->n_embd;
+    const g3_layer *L = &r->w->layers[r->il];
+    float *x = r->s.x + (size_t)t * E, *o = r->s.o + (size_t)t * E;
+    rms_norm(o, L->post_attn_norm, o, E, r->hp->rms_eps);
+    for (int i = 0; i < E; i++) x[i] += o[i];
+    rms_norm(x, L->ffn_norm, r->s.h + (size_t)t * E, E, r->hp->rms_eps);
+}
+
+static void tok_geglu(g3_run *r, int t) {
+    const size_t F = (size_t)r->hp->n_ff;
+    r->c->k->geglu(r->w->gelu, r->s.g + t * F, r->s.u + t * F, r->s.g + t * F, (int64_t)F);
+}
+
+/* x += rms(down)*post_ffw_norm */
+static void tok_post_ffn(g3_run *r, int t) {
+    const int E = r->hp->n_embd;
+    float *x = r->s.x + (size_t)t * E, *o = r->s.o + (size_t)t * E;
+    rms_norm(o, r->w->layers[r->il].post_ffw_norm, o, E, r->hp->rms_eps);
+    for (int i = 0; i < E; i++) x[i] += o[i];
+}
+
+typedef struct tok_job {
+    g3_run *r;
+    void (*fn)(g3_run *r, int t);
+} tok_job;
+
+static void tok_worker(void *arg, int ith, int nth) {
+    tok_job *j = arg;
+    long b, e;
+    rf_split((long)j->r->b->n, ith, nth, &b, &e);
+    for (long t = b; t < e; t++) j->fn(j->r, (int)t);
+}
+
+/* fn for every token of the batch: inline for one token, over the pool for more. */
+static void per_token(g3_run *r, void (*fn)(g3_run *r, int t)) {
+    if (r->b->n == 1) {
+        fn(r, 0);
+        return;
+    }
+    tok_job j = {r, fn};
+    rf_pool_run(r->c->pool, tok_worker, &j);
 }
 
 /* ---- the forward pass ---- */
@@ -435,9 +528,7 @@ static void g3_forward(rf_context *c, const rf_batch *b) {
     carve(r.hp, c->n_batch, c->n_threads, c->scratch, &r.s);
     const rf_hparams *hp = r.hp;
     const g3_weights *w = r.w;
-    const int n = b->n, E = hp->n_embd, F = hp->n_ff;
-    const int H = hp->n_head, Hkv = hp->n_head_kv, Dk = hp->head_dim_k, Dv = hp->head_dim_v;
-    const int QD = H * Dk, KD = Hkv * Dk, VD = Hkv * Dv, OD = H * Dv;
+    const int n = b->n, E = hp->n_embd;
     const int nr = hp->n_rot;
     g3_scratch *s = &r.s;
     int64_t tm = c->profiling ? rf_now_ns() : 0;
@@ -456,57 +547,29 @@ static void g3_forward(rf_context *c, const rf_batch *b) {
     for (int il = 0; il < hp->n_layer; il++) {
         const g3_layer *L = &w->layers[il];
         r.il = il;
-        for (int t = 0; t < n; t++)
-            rms_norm(s->x + (size_t)t * E, L->attn_norm, s->h + (size_t)t * E, E, hp->rms_eps);
+        per_token(&r, tok_attn_norm);
         tm = rf_prof_mark(c, tm, RF_PROF_NORM);
         const rf_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
         float *qkv_out[3] = {s->q, s->k, s->v};
         project_n(&r, qkv, 3, s->h, n, qkv_out, RF_PROF_QKV);
         tm = c->profiling ? rf_now_ns() : 0;
-        for (int t = 0; t < n; t++) {
-            const float *cs = s->rope + (size_t)t * 2 * nr + (hp->swa[il] ? 0 : nr);
-            for (int h = 0; h < H; h++) {
-                float *q = s->q + (size_t)t * QD + (size_t)h * Dk;
-                rms_norm(q, L->q_norm, q, Dk, hp->rms_eps);
-                rope_apply(q, cs, nr);
-                for (int i = 0; i < Dk; i++) q[i] *= hp->attn_scale;
-            }
-            uint16_t *kc = rf_kv_k(&c->kv, il, b->seq[t], b->pos[t]);
-            uint16_t *vc = rf_kv_v(&c->kv, il, b->seq[t], b->pos[t]);
-            for (int h = 0; h < Hkv; h++) {
-                float *k = s->k + (size_t)t * KD + (size_t)h * Dk;
-                rms_norm(k, L->k_norm, k, Dk, hp->rms_eps);
-                rope_apply(k, cs, nr);
-            }
-            for (int i = 0; i < KD; i++) kc[i] = rf_f32_to_f16(s->k[(size_t)t * KD + i]);
-            for (int i = 0; i < VD; i++) vc[i] = rf_f32_to_f16(s->v[(size_t)t * VD + i]);
-        }
+        per_token(&r, tok_qk_rope_cache);
         tm = rf_prof_mark(c, tm, RF_PROF_ROPE);
         rf_pool_run(c->pool, attention_worker, &r);
         rf_prof_mark(c, tm, RF_PROF_ATTN);
         project(&r, &L->wo, s->att, n, s->o, RF_PROF_WO);
-        (void)OD;
         tm = c->profiling ? rf_now_ns() : 0;
-        for (int t = 0; t < n; t++) {
-            float *x = s->x + (size_t)t * E, *o = s->o + (size_t)t * E;
-            rms_norm(o, L->post_attn_norm, o, E, hp->rms_eps);
-            for (int i = 0; i < E; i++) x[i] += o[i];
-            rms_norm(x, L->ffn_norm, s->h + (size_t)t * E, E, hp->rms_eps);
-        }
+        per_token(&r, tok_post_attn);
         rf_prof_mark(c, tm, RF_PROF_NORM);
         const rf_weight *gu[2] = {&L->gate, &L->up};
         float *gu_out[2] = {s->g, s->u};
         project_n(&r, gu, 2, s->h, n, gu_out, RF_PROF_UP);
         tm = c->profiling ? rf_now_ns() : 0;
-        c->k->geglu(w->gelu, s->g, s->u, s->g, (int64_t)n * F);
+        per_token(&r, tok_geglu);
         rf_prof_mark(c, tm, RF_PROF_GELU);
         project(&r, &L->down, s->g, n, s->o, RF_PROF_DOWN);
         tm = c->profiling ? rf_now_ns() : 0;
-        for (int t = 0; t < n; t++) {
-            float *x = s->x + (size_t)t * E, *o = s->o + (size_t)t * E;
-            rms_norm(o, L->post_ffw_norm, o, E, hp->rms_eps);
-            for (int i = 0; i < E; i++) x[i] += o[i];
-        }
+        per_token(&r, tok_post_ffn);
         tm = rf_prof_mark(c, tm, RF_PROF_NORM);
     }
 

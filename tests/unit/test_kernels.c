@@ -14,6 +14,15 @@
  *     constant rows. Tolerance: |fast - ref| <= 1e-5 * sum_i |w_i * a_i| (integer parts are exact;
  *     only float accumulation order differs). The max relative error seen is printed per type
  *     and table.
+ *  3. dot_tile (rows x tokens) for the same types against the scalar table's dot_rows token by
+ *     token, same tolerance: n_tok in {1, 2, 3, 4, 5, 7, 8, 13, 16, 33, 136} x n_rows 1..37 for two
+ *     weight patterns, a sparser cross for the others; rows long enough to span the kernels'
+ *     column segments; odd weight, activation and output strides (rows at unaligned addresses;
+ *     the scalar table and the reference, which read blocks as structs, get aligned copies),
+ *     with sentinels between and after the output rows. Every result must also have exactly the
+ *     bits the same table's dot_rows gives that token alone (batch invariance: a sequence's
+ *     logits do not depend on what else is in the batch). The scalar table's own dot_tile is
+ *     checked the same way.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -343,6 +352,172 @@ static void test_dot_rows(const table *tb) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* 3. dot_tile                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+#define TILE_MAX_TOK 136
+
+/* dot_tile for one type: weight rows of every pattern, activations TILE_MAX_TOK random rows (one
+ * with a zero first block, in the W_CONST pattern all equal), odd weight, activation and output
+ * strides. Every call is checked against the scalar table's dot_rows per token, and the output
+ * entries between rows (out_stride > n_rows) must keep their sentinel. The full cross of
+ * n_rows 1..MAX_ROWS and n_tok in tile_toks runs for two patterns and one row length; the other
+ * cases take a sparser cross. Over 128 tokens the SIMD kernels work in several token chunks. */
+static void test_tile_type(const table *tbs, int ntb, rf_type t, err_stat *sts) {
+    static const int64_t nbs[] = {1, 3, 41}; /* 32-value formats: 41 blocks span segments */
+    static const int64_t nks[] = {1, 2, 5};  /* K-quants: 5 super-blocks span segments */
+    static const int64_t nfs[] = {17, 640};
+    static const int tile_toks[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 33, 136};
+    static const int sparse_rows[] = {1, 3, 4, 5, 16, 17, 37};
+    static const int sparse_toks[] = {1, 2, 4, 5, 33, 131};
+    const int ntt = (int)(sizeof tile_toks / sizeof tile_toks[0]);
+    const int nsr = (int)(sizeof sparse_rows / sizeof sparse_rows[0]);
+    const int nst = (int)(sizeof sparse_toks / sizeof sparse_toks[0]);
+    const rf_type at = rf_vec_dot_type(t);
+    const int flt = is_float_type(t);
+    const int kq = rf_type_get((uint32_t)t)->block == 256;
+    const int64_t block = rf_type_get((uint32_t)t)->block;
+    const int64_t *ns = flt ? nfs : kq ? nks : nbs;
+    const size_t ncase = flt  ? sizeof nfs / sizeof nfs[0]
+                         : kq ? sizeof nks / sizeof nks[0]
+                              : sizeof nbs / sizeof nbs[0];
+    uint64_t seed = 999 + (uint64_t)t;
+    int reported = 0;
+    for (size_t ci = 0; ci < ncase; ci++) {
+        const int64_t n = flt ? ns[ci] : ns[ci] * block;
+        const size_t rb = row_bytes(t, n), arb = row_bytes(at, n);
+        const size_t ws = rb + 3, as = arb + 5; /* odd strides: unaligned rows */
+        /* the reference (and the scalar table, which reads blocks as structs) gets aligned
+         * copies at strides rb and arb */
+        uint8_t *w = xmalloc(ws * MAX_ROWS), *w_al = xmalloc(rb * MAX_ROWS);
+        uint8_t *a = xmalloc(as * TILE_MAX_TOK), *a_al = xmalloc(arb * TILE_MAX_TOK);
+        float *x = xmalloc((size_t)n * sizeof *x);
+        float *wf = xmalloc((size_t)n * MAX_ROWS * sizeof *wf);
+        float *af = xmalloc((size_t)n * TILE_MAX_TOK * sizeof *af);
+        float *ref = xmalloc(sizeof(float) * MAX_ROWS * TILE_MAX_TOK);
+        double *scale = xmalloc(sizeof(double) * MAX_ROWS * TILE_MAX_TOK);
+        float *own = xmalloc(sizeof(float) * MAX_ROWS * TILE_MAX_TOK);
+        const int64_t os_max = MAX_ROWS + 3;
+        float *got = xmalloc(sizeof(float) * (size_t)(os_max * (TILE_MAX_TOK + 1)));
+        for (int mode = 0; mode < W_COUNT; mode++) {
+            memset(w, 0xCD, ws * MAX_ROWS);
+            memset(a, 0xCD, as * TILE_MAX_TOK);
+            for (int r = 0; r < MAX_ROWS; r++) {
+                fill_weight_row(t, mode, n, w_al + r * rb, &seed);
+                memcpy(w + r * ws, w_al + r * rb, rb);
+                rf_ref_dequantize_row(t, w_al + r * rb, wf + r * n, n);
+            }
+            for (int j = 0; j < TILE_MAX_TOK; j++) {
+                for (int64_t i = 0; i < n; i++) x[i] = mode == W_CONST ? 0.5f : rng_sym(&seed);
+                if (j == 3 && n > block && !flt)
+                    for (int64_t i = 0; i < block; i++) x[i] = 0.0f;
+                rf_ref_quantize_row(at, x, a_al + j * arb, n);
+                memcpy(a + j * as, a_al + j * arb, arb);
+                rf_ref_dequantize_row(at, a_al + j * arb, af + j * n, n);
+            }
+            for (int j = 0; j < TILE_MAX_TOK; j++) {
+                rf_kernels_scalar.dot_rows(t, n, MAX_ROWS, w_al, rb, a_al + j * arb,
+                                           ref + j * MAX_ROWS);
+                for (int r = 0; r < MAX_ROWS; r++) {
+                    double s = 0.0;
+                    for (int64_t i = 0; i < n; i++)
+                        s += fabs((double)wf[r * n + i] * (double)af[j * n + i]);
+                    scale[j * MAX_ROWS + r] = s;
+                }
+            }
+            const int full = ci == 1 && (mode == W_RANDOM_BITS || mode == W_QUANTIZED);
+            const int nrc = full ? MAX_ROWS : nsr, ntc = full ? ntt : nst;
+            for (int ti_ = 0; ti_ < ntb; ti_++) {
+                const table *tb = &tbs[ti_];
+                err_stat *st = &sts[ti_];
+                const int al = tb->k == &rf_kernels_scalar; /* aligned rows only */
+                const uint8_t *tw = al ? w_al : w, *ta = al ? a_al : a;
+                const size_t tws = al ? rb : ws, tas = al ? arb : as;
+                /* the same table's dot_rows, token by token: dot_tile must give the same bits */
+                for (int j = 0; j < TILE_MAX_TOK; j++)
+                    tb->k->dot_rows(t, n, MAX_ROWS, tw, tws, ta + j * tas, own + j * MAX_ROWS);
+                int differ = 0;
+                for (int ri = 0; ri < nrc; ri++) {
+                    const int nr = full ? ri + 1 : sparse_rows[ri];
+                    const int first = (MAX_ROWS - nr) / 2;
+                    for (int ti = 0; ti < ntc; ti++) {
+                        const int nt = full ? tile_toks[ti] : sparse_toks[ti];
+                        const int t0 = (TILE_MAX_TOK - nt) / 3; /* tokens [t0, t0 + nt) */
+                        const int64_t os = nr + 3;
+                        const int64_t used =
+                            (int64_t)(nt + 1) * os; /* one row of sentinels after */
+                        for (int64_t i = 0; i < used; i++) got[i] = 12345.0f;
+                        tb->k->dot_tile(t, n, nr, tw + (size_t)first * tws, tws, nt,
+                                        ta + (size_t)t0 * tas, tas, got, os);
+                        int clobbered = 0;
+                        for (int j = 0; j < nt; j++) {
+                            for (int64_t r = nr; r < os; r++)
+                                clobbered += got[j * os + r] != 12345.0f;
+                            for (int r = 0; r < nr; r++) {
+                                const double rv = ref[(t0 + j) * MAX_ROWS + first + r];
+                                const double sc = scale[(t0 + j) * MAX_ROWS + first + r];
+                                const double d = fabs((double)got[j * os + r] - rv);
+                                const double rel = sc > 0.0 ? d / sc : (d > 0.0 ? 1.0 : 0.0);
+                                if (rel > st->max_rel) st->max_rel = rel;
+                                st->compared++;
+                                const int ok = d <= DOT_TOL * sc + 1e-30;
+                                if (!ok && reported++ < 5)
+                                    fprintf(stderr,
+                                            "  %s dot_tile %s n=%lld %s nr=%d nt=%d row %d tok %d: "
+                                            "ref %.9g got %.9g (sum|wa| %.6g)\n",
+                                            tb->name, rf_type_get((uint32_t)t)->name, (long long)n,
+                                            w_mode_names[mode], nr, nt, r, j, rv,
+                                            (double)got[j * os + r], sc);
+                                CHECK(ok);
+                                const float ov = own[(t0 + j) * MAX_ROWS + first + r];
+                                differ += memcmp(&got[j * os + r], &ov, sizeof ov) != 0;
+                            }
+                        }
+                        for (int64_t i = (int64_t)nt * os; i < used; i++)
+                            clobbered += got[i] != 12345.0f;
+                        CHECK_MSG(clobbered == 0,
+                                  "%s dot_tile %s nr=%d nt=%d: %d entries outside the "
+                                  "output written",
+                                  tb->name, rf_type_get((uint32_t)t)->name, nr, nt, clobbered);
+                    }
+                }
+                CHECK_MSG(differ == 0,
+                          "%s dot_tile %s n=%lld %s: %d results differ from dot_rows' bits",
+                          tb->name, rf_type_get((uint32_t)t)->name, (long long)n,
+                          w_mode_names[mode], differ);
+            }
+        }
+        free(w);
+        free(w_al);
+        free(a);
+        free(a_al);
+        free(x);
+        free(wf);
+        free(af);
+        free(ref);
+        free(scale);
+        free(own);
+        free(got);
+    }
+}
+
+/* The tables share the reference results of each case. */
+static void test_dot_tile(const table *tbs, int ntb) {
+    static const rf_type types[] = {RF_TYPE_Q8_0, RF_TYPE_Q5_0, RF_TYPE_Q4_0, RF_TYPE_Q5_1,
+                                    RF_TYPE_Q4_1, RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K,
+                                    RF_TYPE_F16,  RF_TYPE_BF16, RF_TYPE_F32};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        err_stat st[4] = {{0.0, 0}, {0.0, 0}, {0.0, 0}, {0.0, 0}};
+        const int before = g_check_failures;
+        test_tile_type(tbs, ntb, types[i], st);
+        for (int k = 0; k < ntb; k++)
+            printf("  %-10s dot_tile %-5s %7ld dots, max rel err %.3g%s\n", tbs[k].name,
+                   rf_type_get((uint32_t)types[i])->name, st[k].compared, st[k].max_rel,
+                   g_check_failures != before ? "  FAIL" : "");
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Selection                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -362,7 +537,7 @@ static void test_selection(void) {
 
 int main(void) {
     test_selection();
-    table tables[3];
+    table tables[4];
     int nt = 0;
     const rf_cpu_features f = rf_cpu_detect();
     (void)f;
@@ -384,6 +559,9 @@ int main(void) {
         printf("  avx512, avx512vnni: skipped (CPU lacks AVX-512 F/BW/VL)\n");
     }
 #endif
+    /* dot_tile: the scalar table's too (a loop of its dot_rows: exact) */
+    tables[nt] = (table){"scalar", &rf_kernels_scalar};
+    test_dot_tile(tables, nt + 1);
     if (nt == 0) {
         printf("skipped: no SIMD kernel table on this build/CPU\n");
         return check_summary("test_kernels") ? 1 : 77;
