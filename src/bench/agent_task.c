@@ -1,6 +1,7 @@
 /* agent_task.c: agent task files, the count_ids tool, BFCL-style call grading and the seed's
  * output line (rules and ownership in agent_task.h). */
 #include "bench/agent_task.h"
+#include "util/file.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -30,22 +31,6 @@ static bool is_ident(char c) {
 
 static char lower(char c) {
     return (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
-}
-
-/* A short printable copy of untrusted text for messages. */
-static const char *printable(const char *s, size_t n, char *out, size_t cap) {
-    size_t w = 0, limit = cap - 4;
-    for (size_t i = 0; i < n; i++) {
-        if (w >= limit) {
-            memcpy(out + w, "...", 3);
-            w += 3;
-            break;
-        }
-        unsigned char c = (unsigned char)s[i];
-        out[w++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-    }
-    out[w] = 0;
-    return out;
 }
 
 static void copy_str(char *dst, size_t cap, const char *src) {
@@ -198,41 +183,41 @@ rf_status rf_condition_parse(const char *text, size_t len, rf_condition *out, rf
     if (n) { /* field op number */
         if (!(n == 2 && lower(text[i]) == 'i' && lower(text[i + 1]) == 'd'))
             return rf_error_set(err, RF_ERR_FORMAT, "unknown field '%s' (expected id)",
-                                printable(text + i, n, pbuf, sizeof pbuf));
+                                rf_printable(text + i, n, pbuf, sizeof pbuf));
         i = skip_sp(text, end, i + n);
         if (!lex_op(text, end, &i, &c.op))
             return rf_error_set(err, RF_ERR_FORMAT, "expected an operator after 'id' in '%s'",
-                                printable(text, len, pbuf, sizeof pbuf));
+                                rf_printable(text, len, pbuf, sizeof pbuf));
         i = skip_sp(text, end, i);
         if (!lex_number(text, end, &i, &c.threshold))
             return rf_error_set(err, RF_ERR_FORMAT, "expected a number after the operator in '%s'",
-                                printable(text, len, pbuf, sizeof pbuf));
+                                rf_printable(text, len, pbuf, sizeof pbuf));
     } else if (lex_number(text, end, &i, &c.threshold)) { /* number op field */
         i = skip_sp(text, end, i);
         rf_cmp_op op;
         if (!lex_op(text, end, &i, &op))
             return rf_error_set(err, RF_ERR_FORMAT, "expected an operator in '%s'",
-                                printable(text, len, pbuf, sizeof pbuf));
+                                rf_printable(text, len, pbuf, sizeof pbuf));
         i = skip_sp(text, end, i);
         n = lex_ident(text, end, i);
         if (!(n == 2 && lower(text[i]) == 'i' && lower(text[i + 1]) == 'd'))
             return rf_error_set(err, RF_ERR_FORMAT, "expected 'id' after the operator in '%s'",
-                                printable(text, len, pbuf, sizeof pbuf));
+                                rf_printable(text, len, pbuf, sizeof pbuf));
         i += n;
         c.op = flip(op);
     } else if (lex_op(text, end, &i, &c.op)) { /* op number, field implied */
         i = skip_sp(text, end, i);
         if (!lex_number(text, end, &i, &c.threshold))
             return rf_error_set(err, RF_ERR_FORMAT, "expected a number after the operator in '%s'",
-                                printable(text, len, pbuf, sizeof pbuf));
+                                rf_printable(text, len, pbuf, sizeof pbuf));
     } else {
         return rf_error_set(err, RF_ERR_FORMAT, "not a condition: '%s'",
-                            printable(text, len, pbuf, sizeof pbuf));
+                            rf_printable(text, len, pbuf, sizeof pbuf));
     }
     i = skip_sp(text, end, i);
     if (i != end)
         return rf_error_set(err, RF_ERR_FORMAT, "unexpected '%s' after the condition",
-                            printable(text + i, end - i, pbuf, sizeof pbuf));
+                            rf_printable(text + i, end - i, pbuf, sizeof pbuf));
     *out = c;
     return RF_OK;
 }
@@ -440,7 +425,7 @@ static rf_status check_keys(const tctx *c, const json_t *obj, const char *prefix
         if (!ok) {
             char pbuf[48], path[96];
             snprintf(path, sizeof path, "%s%s", prefix,
-                     printable(key, strlen(key), pbuf, sizeof pbuf));
+                     rf_printable(key, strlen(key), pbuf, sizeof pbuf));
             return terr(c, path, "unknown field");
         }
     }
@@ -486,7 +471,7 @@ static rf_status parse_params(const tctx *c, const json_t *params, const char *f
     json_object_foreach((json_t *)props, key, val) {
         char pbuf[48];
         snprintf(path, sizeof path, "%.100s.properties.%s", fpath,
-                 printable(key, strlen(key), pbuf, sizeof pbuf));
+                 rf_printable(key, strlen(key), pbuf, sizeof pbuf));
         size_t k = 0;
         while (k < 4 && strcmp(key, allowed[k]) != 0) k++;
         if (k == 4) return terr(c, path, "count_ids tasks take only ids, op, threshold, filter");
@@ -604,7 +589,7 @@ static rf_status parse_task(const tctx *c, const json_t *root, rf_agent_task *t)
     }
     if (fi == json_array_size(tools))
         return terr(c, "expected.function", "\"%s\" is not a tool in field 'tools'",
-                    printable(t->function, strlen(t->function), pbuf, sizeof pbuf));
+                    rf_printable(t->function, strlen(t->function), pbuf, sizeof pbuf));
     snprintf(path, sizeof path, "tools[%zu].function.parameters", fi);
     if (!params) return terr(c, path, "missing");
     if ((st = parse_params(c, params, path, t))) return st;
@@ -683,22 +668,10 @@ rf_status rf_agent_task_parse(const char *name, const char *text, size_t len, rf
 
 rf_status rf_agent_task_load(const char *path, rf_agent_task *out, rf_error *err) {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) return rf_error_set(err, RF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = RF_AGENT_TASK_FILE_MAX + 1;
-    char *buf = malloc(cap);
-    if (!buf) {
-        fclose(f);
-        return rf_error_set(err, RF_ERR_NOMEM, "%s: out of memory", path);
-    }
-    size_t n = fread(buf, 1, cap, f);
-    bool bad = ferror(f);
-    fclose(f);
-    rf_status st;
-    if (bad)
-        st = rf_error_set(err, RF_ERR_IO, "%s: read error", path);
-    else
-        st = rf_agent_task_parse(path, buf, n, out, err);
+    char *buf = NULL;
+    size_t n = 0;
+    rf_status st = rf_read_file(path, RF_AGENT_TASK_FILE_MAX, &buf, &n, err);
+    if (!st) st = rf_agent_task_parse(path, buf, n, out, err);
     free(buf);
     return st;
 }
@@ -771,7 +744,7 @@ static void read_condition(const rf_agent_task *t, call_info *ci) {
             ci->has_cond = true;
         } else {
             snprintf(ci->cond_err, sizeof ci->cond_err, "filter: %.140s", e.msg);
-            printable(s, n, ci->filter, sizeof ci->filter);
+            rf_printable(s, n, ci->filter, sizeof ci->filter);
             return;
         }
     } else {
@@ -786,17 +759,17 @@ static void read_condition(const rf_agent_task *t, call_info *ci) {
             char thbuf[32] = "?";
             if (th) {
                 char *d = json_dumps(th, JSON_ENCODE_ANY | JSON_COMPACT);
-                if (d) printable(d, strlen(d), thbuf, sizeof thbuf);
+                if (d) rf_printable(d, strlen(d), thbuf, sizeof thbuf);
                 free(d);
             }
             snprintf(ci->filter, sizeof ci->filter, "id %s %s",
-                     ops ? printable(ops, strlen(ops), pbuf, 16) : "?", thbuf);
+                     ops ? rf_printable(ops, strlen(ops), pbuf, 16) : "?", thbuf);
             if (!ops)
                 copy_str(ci->cond_err, sizeof ci->cond_err,
                          op ? "'op' is not a string" : "no 'op'");
             else if (!op_ok)
                 snprintf(ci->cond_err, sizeof ci->cond_err, "unknown operator '%s'",
-                         printable(ops, strlen(ops), pbuf, sizeof pbuf));
+                         rf_printable(ops, strlen(ops), pbuf, sizeof pbuf));
             else
                 copy_str(ci->cond_err, sizeof ci->cond_err,
                          th ? "'threshold' is not a number" : "no 'threshold'");
@@ -812,7 +785,7 @@ static void analyse_call(const rf_agent_task *t, const char *name, const char *a
     char pbuf[48];
     if (!name || strcmp(name, t->function) != 0)
         set_v(ci, RF_CALL_WRONG_FUNCTION, "called '%s', expected '%s'",
-              name ? printable(name, strlen(name), pbuf, sizeof pbuf) : "(none)", t->function);
+              name ? rf_printable(name, strlen(name), pbuf, sizeof pbuf) : "(none)", t->function);
     if (!args) {
         args = "";
         args_len = 0;
@@ -847,7 +820,7 @@ static void analyse_call(const rf_agent_task *t, const char *name, const char *a
     json_object_foreach(ci->args, key, val) {
         if (!json_object_get(props, key))
             set_v(ci, RF_CALL_UNEXPECTED_PARAM, "unexpected parameter '%s'",
-                  printable(key, strlen(key), pbuf, sizeof pbuf));
+                  rf_printable(key, strlen(key), pbuf, sizeof pbuf));
     }
     json_object_foreach(ci->args, key, val) {
         const json_t *s = json_object_get(props, key);
@@ -883,7 +856,7 @@ void rf_agent_execute(const rf_agent_task *t, const char *name, const char *args
     char msg[256], pbuf[48];
     if (!name || strcmp(name, t->function) != 0) {
         snprintf(msg, sizeof msg, "unknown tool '%s' (available: %s)",
-                 name ? printable(name, strlen(name), pbuf, sizeof pbuf) : "", t->function);
+                 name ? rf_printable(name, strlen(name), pbuf, sizeof pbuf) : "", t->function);
         tool_error(out, msg);
         return;
     }

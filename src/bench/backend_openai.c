@@ -23,7 +23,9 @@
  * counts only after the first body byte: before it the server may legitimately queue the
  * request, and timeout_s bounds that. The first error is the cause (rf_bk_fail). An empty
  * `data:` event is a keep-alive; a streamed request answered with application/json is parsed as
- * a whole body.
+ * a whole body. A reused connection that closes with no reply makes libcurl resend the request
+ * on a new one (servers close idle keep-alive connections); each resend is counted in
+ * res->resends (on_prereq), so a server that drops requests is still seen.
  *
  * Threading: everything runs on the loop thread. Exactly one req->done per start: from the
  * loop's transfer-done callback, from cancel/close (synchronously), or, for a request that could
@@ -87,6 +89,7 @@ struct oa_req {
     oa_state state;
     oa_mode mode;
     bool stream, saw_done, saw_finish, stalled;
+    int n_prereq;        /* times libcurl sent this request (> 1: it resent it) */
     oa_req *next, *prev; /* in-flight list; next alone in the pool */
     char errbuf[CURL_ERROR_SIZE];
 };
@@ -542,6 +545,16 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
     return 1; /* CURLE_ABORTED_BY_CALLBACK */
 }
 
+/* Runs before libcurl sends the request on a connection; a second call for one transfer is a
+ * resend on a new connection after a reused one closed with no reply. */
+static int on_prereq(void *user, char *primary_ip, char *local_ip, int primary_port,
+                     int local_port) {
+    (void)primary_ip, (void)local_ip, (void)primary_port, (void)local_port;
+    oa_req *r = user;
+    if (++r->n_prereq > 1 && r->req) r->req->res.resends++;
+    return CURL_PREREQFUNC_OK;
+}
+
 /* ---------------------------------------------------------------- request lifecycle */
 
 static oa_req *req_new(oa_backend *b) {
@@ -565,6 +578,8 @@ static oa_req *req_new(oa_backend *b) {
     curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(e, CURLOPT_XFERINFODATA, r);
+    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
+    curl_easy_setopt(e, CURLOPT_PREREQDATA, r);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, b->timeout_ms);
@@ -754,6 +769,7 @@ static void oa_start(rf_backend *bk, rf_bk_request *req) {
     r->mode = OA_MODE_NONE;
     r->stream = req->stream;
     r->saw_done = r->saw_finish = r->stalled = false;
+    r->n_prereq = 0;
     r->t_chunk = r->t_last_byte = 0;
     r->stall_ns = b->stall_ns;
     r->n_calls = 0;

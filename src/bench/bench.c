@@ -25,6 +25,7 @@ struct rf_bench {
     rf_send **inflight; /* started, not yet done: cancelled on interrupt */
     int n_inflight, cap_inflight;
     int cancelling;
+    volatile int woken; /* set when a send finishes: rf_bench_wait re-checks its count */
 };
 
 void rf_run_desc_defaults(rf_run_desc *d) {
@@ -229,6 +230,7 @@ static void write_record(rf_bench *b, rf_send *s) {
     json_object_set_new(o, "error_class", json_string(rf_bk_error_name(r->err)));
     if (r->err) json_object_set_new(o, "error", json_string(r->err_msg));
     json_object_set_new(o, "http_status", json_integer(r->http_status));
+    json_object_set_new(o, "resends", json_integer(r->resends));
     /* timestamps: ms since the run started, on the monotonic clock */
     json_object_set_new(o, "t_intended_ms", ns_rel(b, s->t_intended));
     json_object_set_new(o, "t_sent_ms", ns_rel(b, r->t_sent));
@@ -296,6 +298,7 @@ static void send_done(void *user, rf_bk_request *req) {
     if (s->on_result) s->on_result(s);
     write_record(s->bench, s);
     if (s->on_done) s->on_done(s);
+    b->woken = 1;
 }
 
 static void send_now(void *user) {
@@ -345,7 +348,11 @@ rf_status rf_bench_wait(rf_bench *b, const volatile int *outstanding, rf_error *
             }
             b->cancelling = 0;
         }
-        rf_status st = rf_loop_run(b->loop, outstanding, rf_now_ns() + 200000000, err);
+        /* rf_loop_run returns once its flag is non-zero, so it gets the completion flag, not
+         * the count (which is non-zero while work is pending: the loop would never block) */
+        b->woken = 0;
+        if (*outstanding <= 0) break;
+        rf_status st = rf_loop_run(b->loop, &b->woken, rf_now_ns() + 200000000, err);
         if (st) return st;
     }
     return RF_OK;

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -909,6 +910,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         r->fd = ci ? (int)ci->connect_fd : -1;
+        if (r->fd >= 0) { /* each event goes out when due: no Nagle wait for the last ACK */
+            int one = 1;
+            setsockopt(r->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        }
         rf_buf_init(&r->body, BODY_MAX);
         rf_buf_init(&r->out, 0);
         *con_cls = r;

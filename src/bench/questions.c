@@ -1,5 +1,6 @@
 /* questions.c: JSONL question files (schema and ownership in questions.h). */
 #include "bench/questions.h"
+#include "util/file.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -34,22 +35,6 @@ bool rf_grader_kind_parse(const char *s, rf_grader_kind *out) {
         }
     }
     return false;
-}
-
-/* A short printable copy of untrusted text for messages. */
-static const char *printable(const char *s, char *out, size_t cap) {
-    size_t w = 0, limit = cap - 4;
-    for (size_t i = 0; s[i]; i++) {
-        if (w >= limit) {
-            memcpy(out + w, "...", 3);
-            w += 3;
-            break;
-        }
-        unsigned char c = (unsigned char)s[i];
-        out[w++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-    }
-    out[w] = 0;
-    return out;
 }
 
 static void free_question(rf_question *q) {
@@ -147,7 +132,7 @@ static rf_status parse_question(const line_ctx *c, const char *text, size_t len,
             ok |= strcmp(key, known[k]) == 0;
         if (!ok) {
             st =
-                FIELD_ERR(c, RF_ERR_FORMAT, printable(key, pbuf, 40),
+                FIELD_ERR(c, RF_ERR_FORMAT, rf_printable(key, strlen(key), pbuf, 40),
                           "unknown field (expected id, category, prompt, answer, grader, aliases)");
             goto done;
         }
@@ -161,7 +146,7 @@ static rf_status parse_question(const line_ctx *c, const char *text, size_t len,
     for (size_t k = 0; k < idn; k++) {
         if (!id_char((unsigned char)q->id[k])) {
             st = FIELD_ERR(c, RF_ERR_FORMAT, "id", "\"%s\" has a character outside [A-Za-z0-9._:-]",
-                           printable(q->id, pbuf, sizeof pbuf));
+                           rf_printable(q->id, strlen(q->id), pbuf, sizeof pbuf));
             goto done;
         }
     }
@@ -174,17 +159,18 @@ static rf_status parse_question(const line_ctx *c, const char *text, size_t len,
         goto done;
     }
     if (!json_is_string(g) || !rf_grader_kind_parse(json_string_value(g), &q->grader)) {
-        st = FIELD_ERR(c, RF_ERR_FORMAT, "grader",
-                       "unknown grader \"%s\" (expected number, exact or word)",
-                       json_is_string(g) ? printable(json_string_value(g), pbuf, sizeof pbuf)
-                                         : "(not a string)");
+        st = FIELD_ERR(
+            c, RF_ERR_FORMAT, "grader", "unknown grader \"%s\" (expected number, exact or word)",
+            json_is_string(g) ? rf_printable(json_string_value(g), strlen(json_string_value(g)),
+                                             pbuf, sizeof pbuf)
+                              : "(not a string)");
         goto done;
     }
     if (q->grader == RF_GRADER_NUMBER) {
         char canon[8];
         if (!rf_number_canonical(q->answer, strlen(q->answer), canon, sizeof canon)) {
             st = FIELD_ERR(c, RF_ERR_FORMAT, "answer", "\"%s\" is not a number (grader \"number\")",
-                           printable(q->answer, pbuf, sizeof pbuf));
+                           rf_printable(q->answer, strlen(q->answer), pbuf, sizeof pbuf));
             goto done;
         }
     }
@@ -330,7 +316,8 @@ rf_status rf_questions_parse(const char *name, const char *text, size_t len,
         if (prev >= 0) {
             char pbuf[80];
             st = FIELD_ERR(&c, RF_ERR_FORMAT, "id", "duplicate id \"%s\" (first on line %d)",
-                           printable(qs[n - 1].id, pbuf, sizeof pbuf), (int)qs[prev].line);
+                           rf_printable(qs[n - 1].id, strlen(qs[n - 1].id), pbuf, sizeof pbuf),
+                           (int)qs[prev].line);
             goto fail;
         }
     }
@@ -352,29 +339,10 @@ rf_status rf_questions_load(const char *path, const rf_questions_limits *lim, rf
                             int32_t *n_out, rf_error *err) {
     *out = NULL;
     *n_out = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return rf_error_set(err, RF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    rf_buf b;
-    rf_buf_init(&b, FILE_MAX);
-    char chunk[65536];
-    size_t got;
-    rf_status st = RF_OK;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        st = rf_buf_append(&b, chunk, got);
-        if (st) {
-            if (st == RF_ERR_ARG)
-                st = rf_error_set(err, RF_ERR_FORMAT, "%s: file larger than %zu bytes", path,
-                                  FILE_MAX);
-            else
-                st = rf_error_set(err, st, "%s: out of memory", path);
-            break;
-        }
-    }
-    if (!st && ferror(f)) st = rf_error_set(err, RF_ERR_IO, "%s: read error", path);
-    fclose(f);
-    if (!st)
-        st = rf_questions_parse(path, b.data ? (const char *)b.data : "", b.len, lim, out, n_out,
-                                err);
-    rf_buf_free(&b);
+    char *text = NULL;
+    size_t len = 0;
+    rf_status st = rf_read_file(path, FILE_MAX, &text, &len, err);
+    if (!st) st = rf_questions_parse(path, text, len, lim, out, n_out, err);
+    free(text);
     return st;
 }

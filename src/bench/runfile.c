@@ -1,5 +1,6 @@
 /* runfile.c: strict JSON run files and the bench's flags. */
 #include "bench/runfile.h"
+#include "util/file.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@ void rf_runfile_help(FILE *f) {
         "...)\n"
         "  --model NAME          model name sent to openai backends (default: the server's first)\n"
         "  --api-key-env VAR     environment variable holding the API key (default "
-        "OPENAI_API_KEY)\n"
+        "OPENAI_API_KEY, when set)\n"
         "  --suites LIST         comma list of speed,load,accuracy,agent,probe\n"
         "  --speed-runs N        speed runs (3)          --speed-tokens N  tokens per run (512)\n"
         "  --levels LIST         load concurrency levels (1,4,16)\n"
@@ -335,30 +336,6 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
     return st;
 }
 
-/* ---- flags ---- */
-
-static char *read_all(const char *path, rf_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        rf_error_set(err, RF_ERR_ARG, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    rf_buf b;
-    rf_buf_init(&b, 16u << 20);
-    char tmp[8192];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
-        if (rf_buf_append(&b, tmp, n)) {
-            fclose(f);
-            rf_buf_free(&b);
-            rf_error_set(err, RF_ERR_ARG, "%s: larger than 16 MiB", path);
-            return NULL;
-        }
-    fclose(f);
-    rf_buf_terminate(&b);
-    return (char *)rf_buf_take(&b, NULL);
-}
-
 static rf_status flag_int(const char *flag, const char *v, long lo, long hi, int *out,
                           rf_error *err) {
     char *end = NULL;
@@ -382,8 +359,10 @@ rf_status rf_runfile_parse_args(int argc, char **argv, rf_runfile *rf, int *want
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--run")) {
             if (i + 1 >= argc) return rf_error_set(err, RF_ERR_ARG, "--run needs a file");
-            char *text = read_all(argv[i + 1], err);
-            if (!text) return err->code;
+            char *text = NULL;
+            size_t len = 0;
+            rf_status rst = rf_read_file(argv[i + 1], 16u << 20, &text, &len, err);
+            if (rst) return rf_error_set(err, RF_ERR_ARG, "%s", err->msg);
             rf_status st = rf_runfile_parse_json(argv[i + 1], text, rf, err);
             free(text);
             if (st) return st;
@@ -505,7 +484,10 @@ rf_status rf_runfile_parse_args(int argc, char **argv, rf_runfile *rf, int *want
         rf_bench_backend *bb = &d->backends[i];
         if (model && !bb->cfg.model) bb->cfg.model = model;
         if (key_env && !bb->cfg.api_key_env) bb->cfg.api_key_env = key_env;
-        if (!bb->cfg.api_key_env) bb->cfg.api_key_env = "OPENAI_API_KEY";
+        /* the default variable only when set: a keyless local server needs no key; a
+         * variable named explicitly (flag or run file) must be set */
+        if (!bb->cfg.api_key_env && getenv("OPENAI_API_KEY"))
+            bb->cfg.api_key_env = "OPENAI_API_KEY";
         if (threads >= 0) bb->cfg.threads = threads;
         for (int j = 0; j < i; j++)
             if (!strcmp(d->backends[j].cfg.name, bb->cfg.name))

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "model/tokenizer.h"
+#include "util/file.h"
 
 static void usage(void) {
     printf("usage: roofline tokenize [-m MODEL] [--no-bos] [--no-parse-special] [-f FILE | TEXT]\n"
@@ -13,31 +14,6 @@ static void usage(void) {
            "--no-parse-special is given; BOS is added when the vocabulary asks for it unless\n"
            "--no-bos. With no -m, the embedded model (%s).\n",
            cli_default_model());
-}
-
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        if (n + 4096 > cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *p = realloc(buf, cap);
-            if (!p) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = p;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    fclose(f);
-    *len = n;
-    return buf;
 }
 
 int cli_tokenize(int argc, char **argv) {
@@ -72,9 +48,9 @@ int cli_tokenize(int argc, char **argv) {
     size_t len = 0;
     char *owned = NULL;
     if (file) {
-        owned = read_file(file, &len);
-        if (!owned) {
-            cli_errorf("tokenize", "%s: cannot read", file);
+        rf_error ferr = {0};
+        if (rf_read_file(file, (size_t)1 << 30, &owned, &len, &ferr)) {
+            cli_errorf("tokenize", "%s", ferr.msg);
             return RF_EXIT_BAD_INPUT;
         }
         text = owned;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "kernels/types.h"
+#include "util/file.h"
 
 struct rf_gguf {
     const uint8_t *base; /* whole file */
@@ -235,16 +236,6 @@ bool rf_str_eq(rf_str s, const char *c) {
 }
 
 /* Copies a view into a NUL-terminated, printable buffer for messages. */
-static const char *printable(rf_str s, char *buf, size_t cap) {
-    size_t n = s.len < cap - 1 ? (size_t)s.len : cap - 1;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s.ptr[i];
-        buf[i] = (ch >= 32 && ch < 127) ? (char)ch : '?';
-    }
-    buf[n] = 0;
-    return buf;
-}
-
 static rf_status parse_kvs(rf_gguf *g, cursor *c) {
     char kbuf[96];
     /* Smallest KV: 8-byte key length, 1 key byte, 4-byte type, 1-byte value. */
@@ -265,7 +256,7 @@ static rf_status parse_kvs(rf_gguf *g, cursor *c) {
         if (kv->key.len == 0)
             return rf_error_set(c->err, RF_ERR_FORMAT, "metadata entry %llu has an empty key",
                                 (unsigned long long)i);
-        printable(kv->key, kbuf, sizeof kbuf);
+        rf_printable(kv->key.ptr, (size_t)kv->key.len, kbuf, sizeof kbuf);
         uint32_t t;
         st = read_u32(c, &t, kbuf);
         if (st) return st;
@@ -281,7 +272,8 @@ static rf_status parse_kvs(rf_gguf *g, cursor *c) {
     for (uint64_t i = 1; i < g->n_kv; i++)
         if (str_cmp(g->kv_sorted[i - 1]->key, g->kv_sorted[i]->key) == 0)
             return rf_error_set(c->err, RF_ERR_FORMAT, "duplicate metadata key '%s'",
-                                printable(g->kv_sorted[i]->key, kbuf, sizeof kbuf));
+                                rf_printable(g->kv_sorted[i]->key.ptr,
+                                             (size_t)g->kv_sorted[i]->key.len, kbuf, sizeof kbuf));
     return RF_OK;
 }
 
@@ -311,7 +303,7 @@ static rf_status parse_tensor_info(rf_gguf *g, cursor *c, uint64_t i) {
         return rf_error_set(
             c->err, RF_ERR_FORMAT, "tensor %llu: name length %llu is not in [1, %d)",
             (unsigned long long)i, (unsigned long long)t->name.len, RF_GGUF_MAX_NAME);
-    printable(t->name, nbuf, sizeof nbuf);
+    rf_printable(t->name.ptr, (size_t)t->name.len, nbuf, sizeof nbuf);
     st = read_u32(c, &t->n_dims, nbuf);
     if (st) return st;
     if (t->n_dims < 1 || t->n_dims > RF_GGUF_MAX_DIMS)
@@ -377,7 +369,9 @@ static rf_status parse_tensors(rf_gguf *g, cursor *c) {
     for (uint64_t i = 1; i < g->n_tensors; i++)
         if (str_cmp(g->tensor_sorted[i - 1]->name, g->tensor_sorted[i]->name) == 0)
             return rf_error_set(c->err, RF_ERR_FORMAT, "duplicate tensor name '%s'",
-                                printable(g->tensor_sorted[i]->name, nbuf, sizeof nbuf));
+                                rf_printable(g->tensor_sorted[i]->name.ptr,
+                                             (size_t)g->tensor_sorted[i]->name.len, nbuf,
+                                             sizeof nbuf));
 
     /* The data section starts at the next multiple of the alignment. */
     uint64_t pad = (g->alignment - c->pos % g->alignment) % g->alignment;
@@ -394,7 +388,7 @@ static rf_status parse_tensors(rf_gguf *g, cursor *c) {
             return rf_error_set(c->err, RF_ERR_FORMAT,
                                 "tensor '%s': data [%llu, +%llu) lies past the end of the file "
                                 "(data section has %llu bytes)",
-                                printable(t->name, nbuf, sizeof nbuf),
+                                rf_printable(t->name.ptr, (size_t)t->name.len, nbuf, sizeof nbuf),
                                 (unsigned long long)t->offset, (unsigned long long)t->nbytes,
                                 (unsigned long long)avail);
         t->data = g->base + g->data_offset + t->offset;

@@ -1,0 +1,19 @@
+/* file.h: reading a whole (small) file into memory, and printable excerpts of untrusted text for
+ * error messages. No state. */
+#ifndef RF_UTIL_FILE_H
+#define RF_UTIL_FILE_H
+
+#include <stddef.h>
+
+#include "roofline/status.h"
+
+/* Reads path into *data (malloc'd, NUL-terminated; caller frees) and its length into *len.
+ * Errors name the path: RF_ERR_IO (cannot open or read), RF_ERR_FORMAT (more than max bytes),
+ * RF_ERR_NOMEM. */
+rf_status rf_read_file(const char *path, size_t max, char **data, size_t *len, rf_error *err);
+
+/* A short printable copy of s[0..n) into out (cap >= 8): control bytes become '?', and text
+ * longer than fits ends in "...". Returns out. */
+const char *rf_printable(const char *s, size_t n, char *out, size_t cap);
+
+#endif
