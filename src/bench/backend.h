@@ -90,6 +90,8 @@ typedef struct rf_bk_result {
     int http_status;
     rf_bk_error err;
     char err_msg[256];
+    int32_t resends; /* HTTP: times the request was resent on a new connection because a reused
+                      * one closed with no reply (libcurl does this by itself) */
     /* the server's own timings when it reports them (llama-server's `timings`) */
     bool has_timings;
     double prompt_ms, predicted_ms;

@@ -24,7 +24,8 @@
  * request, and timeout_s bounds that. The first error is the cause (rf_bk_fail). An empty
  * `data:` event is a keep-alive; a streamed request answered with application/json is parsed as
  * a whole body. A reused connection that closes with no reply makes libcurl resend the request
- * on a new one (servers close idle keep-alive connections); each resend is counted in
+ * on another (servers close idle keep-alive connections); when even that ends with no reply the
+ * request is sent once more on a new connection (on_xfer_done). Each resend is counted in
  * res->resends (on_prereq), so a server that drops requests is still seen.
  *
  * Threading: everything runs on the loop thread. Exactly one req->done per start: from the
@@ -89,6 +90,7 @@ struct oa_req {
     oa_state state;
     oa_mode mode;
     bool stream, saw_done, saw_finish, stalled;
+    bool fresh;          /* resent once on a new connection after a reply-less end (on_xfer_done) */
     int n_prereq;        /* times libcurl sent this request (> 1: it resent it) */
     oa_req *next, *prev; /* in-flight list; next alone in the pool */
     char errbuf[CURL_ERROR_SIZE];
@@ -697,6 +699,16 @@ static void on_xfer_done(void *user, void *easy, int code) {
     long status = 0;
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
     if (status) res->http_status = (int)status;
+    /* No reply at all, on connections that died under it: libcurl resends only on other pooled
+     * connections (at most 5), and a server that closes each connection after a streamed reply
+     * (llama-server) can leave that many dead ones in the pool. Send once more on a new one. */
+    if (!r->fresh && !r->stalled && !status && r->mode == OA_MODE_NONE && res->err == RF_BK_OK &&
+        (code == CURLE_SEND_ERROR || code == CURLE_RECV_ERROR || code == CURLE_GOT_NOTHING)) {
+        rf_error err = {0};
+        r->fresh = true; /* on_prereq counts the resend */
+        curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 1L);
+        if (rf_loop_add_easy(r->b->loop, r->easy, on_xfer_done, r, &err) == RF_OK) return;
+    }
     if (r->stalled) {
         rf_bk_fail(res, RF_BK_STALL, "no data for %.3g s (stall_s) after %llu events",
                    (double)r->stall_ns / 1e9, (unsigned long long)r->sse.n_events);
@@ -768,8 +780,9 @@ static void oa_start(rf_backend *bk, rf_bk_request *req) {
     r->state = OA_RUNNING;
     r->mode = OA_MODE_NONE;
     r->stream = req->stream;
-    r->saw_done = r->saw_finish = r->stalled = false;
+    r->saw_done = r->saw_finish = r->stalled = r->fresh = false;
     r->n_prereq = 0;
+    curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 0L);
     r->t_chunk = r->t_last_byte = 0;
     r->stall_ns = b->stall_ns;
     r->n_calls = 0;

@@ -106,7 +106,7 @@ static void summarise(load_run *lr, int warmup, json_t *out) {
            *tgap = calloc(gaps_cap + 1, sizeof(double));
     size_t nt = 0, np = 0, nq = 0, nl = 0, ng = 0;
     int ok = 0, errs[RF_BK_ERROR_COUNT] = {0};
-    long long tokens = 0, requested = 0, short_of = 0;
+    long long tokens = 0, requested = 0, short_of = 0, resends = 0;
     int64_t t_start = 0, t_end = 0;
     for (int i = warmup; i < n; i++) {
         rf_send *s = &lr->sends[i];
@@ -118,6 +118,7 @@ static void summarise(load_run *lr, int warmup, json_t *out) {
         if (t_fin > t_end) t_end = t_fin;
         rf_send_metrics m;
         rf_send_metrics_of(s, &m);
+        resends += r->resends;
         if (!m.ok) {
             errs[r->err]++;
             continue;
@@ -130,11 +131,13 @@ static void summarise(load_run *lr, int warmup, json_t *out) {
         if (m.tpot_ms >= 0) tpot[np++] = m.tpot_ms;
         if (m.queue_e2e_ms >= 0) qlat[nq++] = m.queue_e2e_ms;
         if (m.lag_ms >= 0) lag[nl++] = m.lag_ms;
+        /* tokens per event: the backend's count when it knows it (local), else the request's
+         * tokens spread evenly over its events (an SSE chunk may carry several tokens) */
+        double even = r->n_ev > 0 && m.tokens > r->n_ev ? (double)m.tokens / r->n_ev : 1.0;
         for (int32_t k = 1; k < r->n_ev; k++) {
             double g = (double)(r->ev_t[k] - r->ev_t[k - 1]) / 1e6;
             cgap[ng] = g;
-            int32_t tk = r->ev_tokens[k] > 0 ? r->ev_tokens[k] : 1;
-            tgap[ng++] = g / tk;
+            tgap[ng++] = g / (r->ev_tokens[k] > 0 ? (double)r->ev_tokens[k] : even);
         }
     }
     double dur = t_end > t_start ? (double)(t_end - t_start) / 1e9 : 0;
@@ -150,6 +153,7 @@ static void summarise(load_run *lr, int warmup, json_t *out) {
         }
     json_object_set_new(out, "errors", json_integer(n_err));
     json_object_set_new(out, "errors_by_class", e);
+    json_object_set_new(out, "resends", json_integer(resends));
     json_object_set_new(out, "duration_s", json_real(dur));
     json_object_set_new(out, "output_tokens", json_integer(tokens));
     json_object_set_new(out, "requested_tokens", json_integer(requested));

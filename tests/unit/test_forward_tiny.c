@@ -409,7 +409,8 @@ static void test_top_outputs(void) {
     rf_batch b = {3, tok, pos, seq, full};
     CHECK(rf_decode(c, &b, &err) == RF_OK);
     float *want = malloc((size_t)3 * V * sizeof *want);
-    for (int i = 0; i < 3; i++) memcpy(want + (size_t)i * V, rf_context_logits(c, i), (size_t)V * 4);
+    for (int i = 0; i < 3; i++)
+        memcpy(want + (size_t)i * V, rf_context_logits(c, i), (size_t)V * 4);
     const int8_t modes[2][3] = {{RF_OUT_TOP, RF_OUT_TOP, RF_OUT_TOP},
                                 {RF_OUT_TOP, RF_OUT_LOGITS, RF_OUT_TOP}};
     for (int v = 0; v < 2; v++) {
@@ -429,7 +430,8 @@ static void test_top_outputs(void) {
             int ok = 1;
             for (int j = 0; j < k; j++) {
                 ok &= ids[j] >= 0 && ids[j] < V && vals[j] == l[ids[j]];
-                if (j) ok &= vals[j] < vals[j - 1] || (vals[j] == vals[j - 1] && ids[j] > ids[j - 1]);
+                if (j)
+                    ok &= vals[j] < vals[j - 1] || (vals[j] == vals[j - 1] && ids[j] > ids[j - 1]);
             }
             /* nothing outside the list beats its last entry */
             int beaten = 0;

@@ -1,0 +1,146 @@
+/* test_bench_fake.c: the bench against the fake OpenAI server, in-process: a clean load run
+ * measures the programmed schedule (TTFT, per-token gap) within a few ms; then, for each fault
+ * the server can inject, a run where half the requests fail: every request still has exactly one
+ * record, the faulted ones with the right error class, and the run goes on to the end. */
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "bench/fake_server.h"
+#include "bench/runfile.h"
+#include "check.h"
+
+/* Runs one load level of n requests at concurrency c against the fake server; returns the
+ * summary (caller frees) and fills per-class record counts. */
+static json_t *run(int port, int c, int n, int tokens, double stall_s,
+                   int counts[RF_BK_ERROR_COUNT], int *records) {
+    char dir[] = "/tmp/roofline-bfake-XXXXXX";
+    if (!mkdtemp(dir)) return NULL;
+    char uri[128], runjson[1024];
+    snprintf(uri, sizeof uri, "openai:http://127.0.0.1:%d/v1", port);
+    snprintf(runjson, sizeof runjson,
+             "{\"backends\": [{\"name\": \"fake\", \"uri\": \"%s\", \"stall_s\": %g, "
+             "\"timeout_s\": 20}], \"suites\": [\"load\"], \"load\": {\"levels\": [%d], "
+             "\"requests\": %d, \"max_tokens\": %d, \"warmup\": 0}, \"out\": \"%s\"}",
+             uri, stall_s, c, n, tokens, dir);
+    rf_runfile rf;
+    memset(&rf, 0, sizeof rf);
+    rf_run_desc_defaults(&rf.desc);
+    rf_error err = {0};
+    json_t *sum = NULL;
+    CHECK_MSG(rf_runfile_parse_json("run.json", runjson, &rf, &err) == RF_OK, "%s", err.msg);
+    rf.desc.progress = false;
+    volatile sig_atomic_t stop = 0;
+    rf_bench *b = NULL;
+    CHECK_MSG(rf_bench_open(&rf.desc, &stop, &b, &err) == RF_OK, "%s", err.msg);
+    if (b) {
+        CHECK_MSG(rf_bench_run_all(b, &err) == RF_OK, "%s", err.msg);
+        sum = json_deep_copy(rf_bench_summary(b));
+        rf_bench_close(b);
+    }
+    rf_runfile_free(&rf);
+    char path[256];
+    snprintf(path, sizeof path, "%s/records.jsonl", dir);
+    memset(counts, 0, sizeof(int) * RF_BK_ERROR_COUNT);
+    *records = 0;
+    FILE *f = fopen(path, "r");
+    char line[1 << 16];
+    while (f && fgets(line, sizeof line, f)) {
+        json_t *o = json_loads(line, 0, NULL);
+        const char *cls = json_string_value(json_object_get(o, "error_class"));
+        for (int k = 0; cls && k < RF_BK_ERROR_COUNT; k++)
+            if (!strcmp(cls, rf_bk_error_name((rf_bk_error)k))) counts[k]++;
+        (*records)++;
+        json_decref(o);
+    }
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    CHECK(system(path) == 0);
+    return sum;
+}
+
+static double level_stat(json_t *sum, const char *key, const char *q) {
+    json_t *lv = json_array_get(
+        json_object_get(json_object_get(json_object_get(sum, "load"), "fake"), "levels"), 0);
+    json_t *x = q ? json_object_get(json_object_get(lv, key), q) : json_object_get(lv, key);
+    return json_number_value(x);
+}
+
+int main(void) {
+    rf_fake_params p = rf_fake_default_params();
+    p.ttft_ms = 40;
+    p.gap_ms = 8;
+    p.stall_ms = 3000;
+    rf_fake *fk = NULL;
+    rf_error err = {0};
+    CHECK(rf_fake_start(&p, &fk, &err) == RF_OK);
+    if (!fk) return check_summary("test_bench_fake");
+    int counts[RF_BK_ERROR_COUNT], records;
+
+    /* clean run: the schedule comes back */
+    json_t *sum = run(rf_fake_port(fk), 4, 8, 16, 0, counts, &records);
+    CHECK(records == 8 && counts[RF_BK_OK] == 8);
+    double ttft = level_stat(sum, "ttft_ms", "p50"),
+           gap = level_stat(sum, "per_token_gap_ms", "p50");
+    fprintf(stderr, "clean: ttft p50 %.2f ms (programmed 40), token gap p50 %.2f ms (8)\n", ttft,
+            gap);
+    CHECK_NEAR(ttft, 40, 5);
+    CHECK_NEAR(gap, 8, 2);
+    CHECK(level_stat(sum, "output_tokens", NULL) == 8 * 16);
+    json_decref(sum);
+    rf_fake_stop(fk);
+
+    /* each fault at rate 0.5: every request recorded, faulted ones classed, the run goes on */
+    const struct {
+        rf_fake_fault fault;
+        rf_bk_error cls;
+    } cases[] = {
+        {RF_FAKE_FAULT_REFUSE, RF_BK_REFUSED},
+        {RF_FAKE_FAULT_500, RF_BK_HTTP_5XX},
+        {RF_FAKE_FAULT_429, RF_BK_HTTP_4XX},
+        {RF_FAKE_FAULT_STALL, RF_BK_STALL},
+        {RF_FAKE_FAULT_TRUNCATE, RF_BK_TRUNCATED},
+        {RF_FAKE_FAULT_INVALID_JSON, RF_BK_INVALID},
+        {RF_FAKE_FAULT_ERROR_EVENT, RF_BK_SERVER_ERROR},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rf_fake_params fp = p;
+        fp.ttft_ms = 5;
+        fp.gap_ms = 2;
+        fp.fault = cases[i].fault;
+        fp.fault_rate = 0.5;
+        fp.seed = 7 + i;
+        CHECK(rf_fake_start(&fp, &fk, &err) == RF_OK);
+        if (!fk) continue;
+        sum = run(rf_fake_port(fk), 4, 12, 8, 1.0, counts, &records);
+        rf_fake_stats st = rf_fake_get_stats(fk);
+        int faulted = (int)st.faults_injected;
+        CHECK_MSG(records == 12, "%s: %d records", rf_fake_fault_name(cases[i].fault), records);
+        /* A request closed with no reply is resent by the client (as libcurl, httpx and browsers
+         * do when a reused connection dies), so a refusal shows either as a refused record or as
+         * a resend of a request that then succeeded; both are counted. */
+        int resent = (int)level_stat(sum, "resends", NULL);
+        if (cases[i].fault == RF_FAKE_FAULT_REFUSE) {
+            CHECK_MSG(counts[RF_BK_REFUSED] + resent == faulted,
+                      "refuse: %d injected, %d refused records, %d resends", faulted,
+                      counts[RF_BK_REFUSED], resent);
+            CHECK(counts[RF_BK_OK] == 12 - counts[RF_BK_REFUSED]);
+            CHECK(level_stat(sum, "errors", NULL) == counts[RF_BK_REFUSED]);
+            CHECK(counts[RF_BK_REFUSED] > 0);
+            json_decref(sum);
+            rf_fake_stop(fk);
+            continue;
+        }
+        CHECK(resent == 0);
+        CHECK_MSG(counts[cases[i].cls] == faulted && counts[RF_BK_OK] == 12 - faulted,
+                  "%s: %d faults injected, %d records of class %s, %d ok",
+                  rf_fake_fault_name(cases[i].fault), faulted, counts[cases[i].cls],
+                  rf_bk_error_name(cases[i].cls), counts[RF_BK_OK]);
+        CHECK(faulted > 0);
+        CHECK(level_stat(sum, "errors", NULL) == faulted);
+        json_decref(sum);
+        rf_fake_stop(fk);
+    }
+    return check_summary("test_bench_fake");
+}
