@@ -34,6 +34,8 @@ typedef struct rf_backend_cfg {
     int32_t n_ctx;           /* local: context per request (0: engine default) */
     double timeout_s;        /* per request; 0: 600 */
     double stall_s;          /* no byte for this long mid-stream is an error; 0: 60 */
+    const char *extra_body;  /* HTTP: a JSON object merged into every request body (as the
+                              * openai SDK's extra_body), e.g. {"cache_prompt": false}; NULL */
 } rf_backend_cfg;
 
 /* ---- one request ---- */

@@ -102,6 +102,7 @@ struct oa_backend {
     char *url_chat;
     char *model;
     struct curl_slist *headers; /* may hold the Authorization header: never printed */
+    json_t *extra;              /* cfg->extra_body parsed (owned), merged into bodies; or NULL */
     long timeout_ms;
     int64_t stall_ns;
     oa_req *inflight; /* RUNNING, FAILING and ZOMBIE requests */
@@ -263,6 +264,10 @@ static bool build_body(const oa_backend *b, const rf_bk_request *req, rf_buf *ou
             ok = false;
         }
         json_object_set_new(o, "tool_choice", tc);
+    }
+    if (ok && b->extra && json_object_update(o, b->extra)) {
+        snprintf(why, why_n, "cannot merge extra_body (out of memory)");
+        ok = false;
     }
     rf_buf_reset(out);
     if (ok && json_dump_callback(o, dump_to_buf, out, JSON_COMPACT)) {
@@ -847,6 +852,7 @@ static void oa_close(rf_backend *bk) {
         req_destroy(r);
     }
     curl_slist_free_all(b->headers);
+    json_decref(b->extra);
     free(b->url_chat);
     free(b->model);
     free(b);
@@ -966,6 +972,15 @@ static rf_status oa_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend **
     b->timeout_ms = t * 1000 < 1 ? 1 : t * 1000 > 1e9 ? 1000000000L : (long)(t * 1000);
     double s = cfg->stall_s > 0 ? cfg->stall_s : 60;
     b->stall_ns = (int64_t)(s * 1e9);
+    if (cfg->extra_body) {
+        json_error_t je;
+        b->extra = json_loads(cfg->extra_body, JSON_REJECT_DUPLICATES, &je);
+        if (!json_is_object(b->extra)) {
+            st = rf_error_set(err, RF_ERR_ARG, "openai: extra_body is not a JSON object%s%s",
+                              b->extra ? "" : ": ", b->extra ? "" : je.text);
+            goto fail;
+        }
+    }
     if (asprintf(&b->url_chat, "%s/chat/completions", base) < 0) {
         b->url_chat = NULL;
         st = rf_error_set(err, RF_ERR_NOMEM, "openai: out of memory");
@@ -1021,6 +1036,7 @@ static rf_status oa_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend **
 fail:
     free(base);
     curl_slist_free_all(b->headers);
+    json_decref(b->extra);
     free(b->url_chat);
     free(b->model);
     free(b);

@@ -1,11 +1,23 @@
-/* loop.c: timers, cross-thread posts and libcurl multi transfers on one thread. */
+/* loop.c: timers, cross-thread posts and libcurl multi transfers on one thread.
+ *
+ * Readiness comes from epoll: libcurl tells us which sockets to watch (CURLMOPT_SOCKETFUNCTION)
+ * and when it next needs a timeout call (CURLMOPT_TIMERFUNCTION), and each ready socket is
+ * handed back with curl_multi_socket_action, so the work per event does not grow with the
+ * number of open streams (curl_multi_perform/poll walk every transfer on every wake-up). Posts
+ * from other threads wake the loop through an eventfd in the same epoll set. */
 #include "bench/loop.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "util/clock.h"
 
@@ -35,8 +47,36 @@ struct rf_loop {
     posted *posts, *draining;
     size_t n_posts, cap_posts, cap_draining;
     atomic_int stop;
-    int running; /* transfers in the multi handle */
+    int running;        /* transfers in the multi handle */
+    int epfd, evfd;     /* the epoll set; the eventfd that wakes it */
+    int64_t curl_at;    /* when libcurl wants its timeout call (monotonic ns); -1: never */
+    bool pwait2_absent; /* the kernel lacks epoll_pwait2: wait in whole ms */
 };
+
+/* libcurl: watch (or stop watching) one socket. */
+static int on_socket(CURL *easy, curl_socket_t fd, int what, void *user, void *sockp) {
+    (void)easy;
+    (void)sockp;
+    rf_loop *l = user;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL); /* fails harmlessly if already closed */
+        return 0;
+    }
+    struct epoll_event ev = {0};
+    ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
+    ev.data.fd = fd;
+    if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT)
+        epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev);
+    return 0;
+}
+
+/* libcurl: call curl_multi_socket_action(CURL_SOCKET_TIMEOUT) in timeout_ms (-1: never). */
+static int on_timer(CURLM *multi, long timeout_ms, void *user) {
+    (void)multi;
+    rf_loop *l = user;
+    l->curl_at = timeout_ms < 0 ? -1 : rf_now_ns() + (int64_t)timeout_ms * 1000000;
+    return 0;
+}
 
 static int timer_before(const timer *a, const timer *b) {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
@@ -57,14 +97,38 @@ rf_status rf_loop_new(rf_loop **out, rf_error *err) {
         free(l);
         return rf_error_set(err, RF_ERR_INTERNAL, "loop: curl_multi_init failed");
     }
+    l->epfd = epoll_create1(EPOLL_CLOEXEC);
+    l->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = l->evfd};
+    if (l->epfd < 0 || l->evfd < 0 || epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->evfd, &ev) != 0) {
+        int e = errno;
+        if (l->epfd >= 0) close(l->epfd);
+        if (l->evfd >= 0) close(l->evfd);
+        curl_multi_cleanup(l->multi);
+        free(l);
+        return rf_error_set(err, RF_ERR_INTERNAL, "loop: epoll/eventfd: %s", strerror(e));
+    }
+    l->curl_at = -1;
+    curl_multi_setopt(l->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(l->multi, CURLMOPT_SOCKETDATA, l);
+    curl_multi_setopt(l->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(l->multi, CURLMOPT_TIMERDATA, l);
     pthread_mutex_init(&l->mu, NULL);
     *out = l;
     return RF_OK;
 }
 
+static void wake(rf_loop *l) {
+    uint64_t one = 1;
+    ssize_t w = write(l->evfd, &one, sizeof one); /* EAGAIN: the counter is already set */
+    (void)w;
+}
+
 void rf_loop_free(rf_loop *l) {
     if (!l) return;
     curl_multi_cleanup(l->multi);
+    close(l->epfd);
+    close(l->evfd);
     pthread_mutex_destroy(&l->mu);
     free(l->timers);
     free(l->posts);
@@ -151,13 +215,13 @@ rf_status rf_loop_post(rf_loop *l, rf_loop_fn fn, void *user) {
     }
     l->posts[l->n_posts++] = (posted){fn, user};
     pthread_mutex_unlock(&l->mu);
-    curl_multi_wakeup(l->multi);
+    wake(l);
     return RF_OK;
 }
 
 void rf_loop_stop(rf_loop *l) {
     atomic_store(&l->stop, 1);
-    curl_multi_wakeup(l->multi);
+    wake(l);
 }
 
 /* Runs the posted work queued so far (swapping buffers so posts made meanwhile wait). */
@@ -198,8 +262,34 @@ static void reap(rf_loop *l) {
     }
 }
 
+/* Hands libcurl one socket event (or its timeout) and finishes what completed. */
+static rf_status act(rf_loop *l, curl_socket_t fd, int flags, rf_error *err) {
+    int still = 0;
+    CURLMcode mc = curl_multi_socket_action(l->multi, fd, flags, &still);
+    if (mc != CURLM_OK)
+        return rf_error_set(err, RF_ERR_INTERNAL, "loop: curl_multi_socket_action: %s",
+                            curl_multi_strerror(mc));
+    reap(l);
+    return RF_OK;
+}
+
+/* Waits at most wait_ns for events; returns their count (or -1 with errno). */
+static int wait_events(rf_loop *l, struct epoll_event *evs, int n, int64_t wait_ns) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+    if (!l->pwait2_absent) {
+        struct timespec ts = {wait_ns / 1000000000, wait_ns % 1000000000};
+        int k = epoll_pwait2(l->epfd, evs, n, &ts, NULL);
+        if (k >= 0 || errno != ENOSYS) return k;
+        l->pwait2_absent = true;
+    }
+#endif
+    return epoll_wait(l->epfd, evs, n, (int)((wait_ns + 999999) / 1000000));
+}
+
 rf_status rf_loop_run(rf_loop *l, const volatile int *until, int64_t deadline_ns, rf_error *err) {
     atomic_store(&l->stop, 0);
+    struct epoll_event evs[64];
+    rf_status st;
     for (;;) {
         int64_t now = rf_now_ns();
         while (l->n_timers && l->timers[0].t <= now) {
@@ -207,26 +297,34 @@ rf_status rf_loop_run(rf_loop *l, const volatile int *until, int64_t deadline_ns
             t.fn(t.user);
         }
         drain_posts(l);
-        int still = 0;
-        CURLMcode mc = curl_multi_perform(l->multi, &still);
-        if (mc != CURLM_OK)
-            return rf_error_set(err, RF_ERR_INTERNAL, "loop: curl_multi_perform: %s",
-                                curl_multi_strerror(mc));
-        reap(l);
+        if (l->curl_at >= 0 && l->curl_at <= rf_now_ns()) {
+            l->curl_at = -1;
+            if ((st = act(l, CURL_SOCKET_TIMEOUT, 0, err))) return st;
+        }
         if ((until && *until) || atomic_load(&l->stop)) return RF_OK;
         now = rf_now_ns();
         if (deadline_ns && now >= deadline_ns) return RF_OK;
         int64_t wait = 1000000000; /* 1 s at most: re-check the stop conditions */
-        if (l->n_timers) {
-            int64_t dt = l->timers[0].t - now;
-            if (dt < wait) wait = dt;
-        }
+        if (l->n_timers && l->timers[0].t - now < wait) wait = l->timers[0].t - now;
+        if (l->curl_at >= 0 && l->curl_at - now < wait) wait = l->curl_at - now;
         if (deadline_ns && deadline_ns - now < wait) wait = deadline_ns - now;
-        if (wait <= 0) continue;
-        int ms = (int)((wait + 999999) / 1000000);
-        mc = curl_multi_poll(l->multi, NULL, 0, ms, NULL);
-        if (mc != CURLM_OK)
-            return rf_error_set(err, RF_ERR_INTERNAL, "loop: curl_multi_poll: %s",
-                                curl_multi_strerror(mc));
+        if (wait < 0) wait = 0;
+        int k = wait_events(l, evs, 64, wait);
+        if (k < 0 && errno != EINTR)
+            return rf_error_set(err, RF_ERR_INTERNAL, "loop: epoll_wait: %s", strerror(errno));
+        for (int i = 0; i < k; i++) {
+            int fd = evs[i].data.fd;
+            if (fd == l->evfd) {
+                uint64_t v;
+                ssize_t r = read(l->evfd, &v, sizeof v);
+                (void)r;
+                continue;
+            }
+            uint32_t e = evs[i].events;
+            int flags = (e & EPOLLIN ? CURL_CSELECT_IN : 0) |
+                        (e & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+                        (e & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+            if ((st = act(l, fd, flags, err))) return st;
+        }
     }
 }

@@ -50,6 +50,7 @@ void rf_runfile_help(FILE *f) {
         "                \"model\": null, \"api_key_env\": \"OPENAI_API_KEY\",\n"
         "                \"threads\": 0, \"max_seqs\": 16, \"n_ctx\": 0,          (local only)\n"
         "                \"timeout_s\": 600, \"stall_s\": 60,\n"
+        "                \"extra_body\": {\"cache_prompt\": false},   (merged into HTTP bodies)\n"
         "                \"price\": {\"usd_per_hour\": 0.8048, \"usd_per_m_input\": 0,\n"
         "                          \"usd_per_m_output\": 0},\n"
         "                \"hardware\": {\"name\": \"NVIDIA L4\", \"mem_bw_gbs\": 300}}],\n"
@@ -163,9 +164,9 @@ static rf_status set_suite(ctx *c, rf_run_desc *d, const char *path, const char 
 static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     char path[64];
     snprintf(path, sizeof path, "backends[%d]", i);
-    static const char *const keys[] = {"name",    "uri",      "model",    "api_key_env",
-                                       "threads", "max_seqs", "n_ctx",    "timeout_s",
-                                       "stall_s", "price",    "hardware", NULL};
+    static const char *const keys[] = {
+        "name",      "uri",     "model", "api_key_env", "threads",    "max_seqs", "n_ctx",
+        "timeout_s", "stall_s", "price", "hardware",    "extra_body", NULL};
     rf_status st = only_keys(c, path, o, keys);
     if (!st) st = get_str(c, path, o, "name", &bb->cfg.name);
     if (!st) st = get_str(c, path, o, "uri", &bb->cfg.uri);
@@ -177,6 +178,18 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     if (!st) st = get_num(c, path, o, "timeout_s", 0, 86400, &bb->cfg.timeout_s);
     if (!st) st = get_num(c, path, o, "stall_s", 0, 86400, &bb->cfg.stall_s);
     if (st) return st;
+    json_t *xb = json_object_get(o, "extra_body");
+    if (xb && !json_is_null(xb)) {
+        char p[96];
+        snprintf(p, sizeof p, "%s.extra_body", path);
+        if (!json_is_object(xb)) return bad(c, p, "expected a JSON object");
+        /* kept as text, owned by the run file's tree like every other string of the desc */
+        char *txt = json_dumps(xb, JSON_COMPACT);
+        json_t *js = txt ? json_string(txt) : NULL;
+        free(txt);
+        if (!js || json_object_set_new(o, "extra_body", js)) return bad(c, p, "out of memory");
+        bb->cfg.extra_body = json_string_value(js);
+    }
     if (!bb->cfg.uri) return bad(c, path, "missing \"uri\"");
     if (!bb->cfg.name) bb->cfg.name = bb->cfg.uri;
     json_t *price = json_object_get(o, "price");

@@ -13,7 +13,7 @@
 
 /* Runs one load level of n requests at concurrency c against the fake server; returns the
  * summary (caller frees) and fills per-class record counts. */
-static json_t *run(int port, int c, int n, int tokens, double stall_s,
+static json_t *run(int port, int c, int n, int tokens, double stall_s, const char *extra,
                    int counts[RF_BK_ERROR_COUNT], int *records) {
     char dir[] = "/tmp/roofline-bfake-XXXXXX";
     if (!mkdtemp(dir)) return NULL;
@@ -21,9 +21,10 @@ static json_t *run(int port, int c, int n, int tokens, double stall_s,
     snprintf(uri, sizeof uri, "openai:http://127.0.0.1:%d/v1", port);
     snprintf(runjson, sizeof runjson,
              "{\"backends\": [{\"name\": \"fake\", \"uri\": \"%s\", \"stall_s\": %g, "
-             "\"timeout_s\": 20}], \"suites\": [\"load\"], \"load\": {\"levels\": [%d], "
+             "\"timeout_s\": 20%s%s}], \"suites\": [\"load\"], \"load\": {\"levels\": [%d], "
              "\"requests\": %d, \"max_tokens\": %d, \"warmup\": 0}, \"out\": \"%s\"}",
-             uri, stall_s, c, n, tokens, dir);
+             uri, stall_s, extra ? ", \"extra_body\": " : "", extra ? extra : "", c, n, tokens,
+             dir);
     rf_runfile rf;
     memset(&rf, 0, sizeof rf);
     rf_run_desc_defaults(&rf.desc);
@@ -79,7 +80,7 @@ int main(void) {
     int counts[RF_BK_ERROR_COUNT], records;
 
     /* clean run: the schedule comes back */
-    json_t *sum = run(rf_fake_port(fk), 4, 8, 16, 0, counts, &records);
+    json_t *sum = run(rf_fake_port(fk), 4, 8, 16, 0, NULL, counts, &records);
     CHECK(records == 8 && counts[RF_BK_OK] == 8);
     double ttft = level_stat(sum, "ttft_ms", "p50"),
            gap = level_stat(sum, "per_token_gap_ms", "p50");
@@ -88,6 +89,11 @@ int main(void) {
     CHECK_NEAR(ttft, 40, 5);
     CHECK_NEAR(gap, 8, 2);
     CHECK(level_stat(sum, "output_tokens", NULL) == 8 * 16);
+    json_decref(sum);
+
+    /* extra_body is merged into every request: here the fake's per-request fault field */
+    sum = run(rf_fake_port(fk), 2, 4, 8, 0, "{\"fake\": {\"fault\": \"500\"}}", counts, &records);
+    CHECK(records == 4 && counts[RF_BK_HTTP_5XX] == 4);
     json_decref(sum);
     rf_fake_stop(fk);
 
@@ -113,7 +119,7 @@ int main(void) {
         fp.seed = 7 + i;
         CHECK(rf_fake_start(&fp, &fk, &err) == RF_OK);
         if (!fk) continue;
-        sum = run(rf_fake_port(fk), 4, 12, 8, 1.0, counts, &records);
+        sum = run(rf_fake_port(fk), 4, 12, 8, 1.0, NULL, counts, &records);
         rf_fake_stats st = rf_fake_get_stats(fk);
         int faulted = (int)st.faults_injected;
         CHECK_MSG(records == 12, "%s: %d records", rf_fake_fault_name(cases[i].fault), records);
