@@ -59,10 +59,16 @@ def wait_quiet(max_wait_s=60.0, threshold=0.3, window_s=2.0):
     return frac
 
 
+# When set (e.g. "1"), measured client processes run pinned to these CPUs (taskset -c).
+CLIENT_CPUS = None
+
+
 def run_measured(cmd, log_path=None, env=None, timeout=None, cwd=None):
     """Runs cmd (a list) to completion. Returns dict(rc, wall_s, cpu_s, user_s, sys_s, maxrss_kb,
     machine_busy_s). CPU comes from os.wait4 on the child: its own time plus that of its reaped
     descendants; machine_busy_s is what every process on the machine used meanwhile."""
+    if CLIENT_CPUS:
+        cmd = ["taskset", "-c", CLIENT_CPUS] + list(cmd)  # exec's cmd: wait4 still sees it
     out = open(log_path, "w") if log_path else subprocess.DEVNULL
     m0 = machine_busy_s()
     t0 = time.monotonic()
@@ -138,6 +144,13 @@ class FakeServer:
                 k, _, v = part.strip().rpartition(" ")
                 c[k.replace(" ", "_")] = int(v)
         c["faults_by_kind"] = {k: int(v) for k, v in re.findall(r"^\s+fault (\S+)\s+(\d+)", text, re.M)}
+        m = re.search(r"chunk lateness ms .*: p50 ([\d.]+) p90 ([\d.]+) p99 ([\d.]+) max ([\d.]+) over (\d+)", text)
+        m2 = re.search(r"served (\d+) streamed tokens in ([\d.]+) s .*: ([\d.]+) tok/s", text)
+        if m2:  # the throughput the server actually delivered, its own start-up included
+            c["served"] = {"tokens": int(m2.group(1)), "s": float(m2.group(2)), "tok_s": float(m2.group(3))}
+        if m:  # the server's own lateness against its schedule
+            c["late_ms"] = {"p50": float(m.group(1)), "p90": float(m.group(2)), "p99": float(m.group(3)),
+                            "max": float(m.group(4)), "chunks": int(m.group(5))}
         return c
 
 
@@ -152,9 +165,9 @@ def llama_bin_dir():
 
 
 class LlamaServer:
-    def __init__(self, model, port, log_path, threads=2, parallel=4, ctx=8192, extra=()):
+    def __init__(self, model, port, log_path, threads=2, parallel=4, ctx=8192, extra=(), cpus=None):
         exe = os.path.join(llama_bin_dir(), "llama-server")
-        self.cmd = [exe, "-m", model, "--host", "127.0.0.1", "--port", str(port), "-t", str(threads),
+        self.cmd = (["taskset", "-c", cpus] if cpus else []) + [exe, "-m", model, "--host", "127.0.0.1", "--port", str(port), "-t", str(threads),
                     "-np", str(parallel), "-c", str(ctx), "--jinja", "--chat-template-file",
                     os.path.join(ROOT, "bench", "templates", "gemma.jinja"),
                     "--no-webui"] + list(extra)
@@ -217,6 +230,11 @@ def read_run(out_dir):
             if line.strip():
                 records.append(json.loads(line))
     return summary, records
+
+
+def mean(v):
+    v = [x for x in v if x is not None]
+    return sum(v) / len(v) if v else None
 
 
 def median(v):

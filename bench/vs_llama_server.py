@@ -27,13 +27,18 @@ real server's own timings (dev tool, not a test).
    --use-server-token-count). Each repeated --repeats times; medians. Also what each client
    measured (TTFT, TPOT/ITL, tok/s) and the server's CPU during each run.
 
+   Unpinned, on 2 cores with llama-server at -t 2, AIPerf's busy timing loop takes one core and
+   llama-server's two threads then crawl (its log showed 1.1 tok/s where it decodes ~70 beside
+   roofline's client), so AIPerf's CPU per request grows with the wait. `--pin 0:1` runs
+   llama-server with -t 1 on CPU 0 and each client on CPU 1, so neither client can slow it.
+
 Writes runs/vs_llama_server-<UTC time>/ (or --out): results.json, the bench run directories
 (scoreboard.md, summary.json, records.jsonl), AIPerf's exports and the server log; prints tables.
 The machine is shared and has 2 cores: medians of repeats, and the load average is recorded.
 
 Usage:
   python3 bench/vs_llama_server.py                     # everything (about 10 minutes)
-  python3 bench/vs_llama_server.py --only cpu --repeats 1
+  python3 bench/vs_llama_server.py --only cpu --pin 0:1
 """
 
 import argparse
@@ -69,7 +74,7 @@ def part_scoreboard(args, out, srv, results):
     B.eprint("scoreboard: rc %d, %.0f s" % (r["rc"], r["wall_s"]))
     sb = ""
     if os.path.exists(os.path.join(d, "scoreboard.md")):
-        sb = open(os.path.join(d, "scoreboard.md")).read()
+        sb = open(os.path.join(d, "scoreboard.md"), errors="replace").read()
     others = r["machine_busy_s"] - r["cpu_s"] - ((s1 - s0) if s0 is not None else 0)
     results["scoreboard"] = {"cmd": cmd, "rc": r["rc"], "wall_s": r["wall_s"], "cpu_s": r["cpu_s"],
                              "server_cpu_s": None if s0 is None else s1 - s0, "others_cpu_s": others,
@@ -78,7 +83,7 @@ def part_scoreboard(args, out, srv, results):
     B.eprint("scoreboard: other processes used %.0f%% of the cores meanwhile" %
              results["scoreboard"]["others_cpu_pct"])
     print("\n== 1. Scoreboard (local engine vs llama-server) ==\n")
-    print(sb if sb else open(os.path.join(out, "scoreboard.log")).read()[-4000:])
+    print(sb if sb else open(os.path.join(out, "scoreboard.log"), errors="replace").read()[-4000:])
     return d
 
 
@@ -238,6 +243,8 @@ def part_cpu(args, out, srv, results):
                      "others_cpu_pct": others_pct(r, s0, s1), "busy_before": quiet,
                      "loadavg": la, "figures": fig, "dir": d, "cmd": cmd})
         B.eprint("cpu roofline rep %d: rc %d, wall %.1f s, cpu %.3f s, %s" % (rep, r["rc"], r["wall_s"], r["cpu_s"], fig))
+        results["client_cpu_runs_so_far"] = runs
+        B.write_json(os.path.join(out, "results.json"), results)
         if args.skip_aiperf:
             continue
         d = os.path.join(out, "cpu", "aiperf-r%d" % rep)
@@ -260,6 +267,7 @@ def part_cpu(args, out, srv, results):
                      "others_cpu_pct": others_pct(r, s0, s1), "busy_before": quiet,
                      "loadavg": la, "figures": fig, "dir": d, "cmd": r["cmd"]})
         B.eprint("cpu aiperf   rep %d: rc %d, wall %.1f s, cpu %.3f s, %s" % (rep, r["rc"], r["wall_s"], r["cpu_s"], fig))
+        B.write_json(os.path.join(out, "results.json"), results)
     summ = {}
     for client in ("roofline", "aiperf"):
         rs = [x for x in runs if x["client"] == client and x["rc"] == 0]
@@ -277,7 +285,8 @@ def part_cpu(args, out, srv, results):
     ratio = None
     if "roofline" in summ and "aiperf" in summ and summ["roofline"]["cpu_s_per_request"]:
         ratio = summ["aiperf"]["cpu_s_per_request"] / summ["roofline"]["cpu_s_per_request"]
-    results["client_cpu"] = {"requests": n, "tokens": osl, "concurrency": 1, "runs": runs, "summary": summ,
+    results.pop("client_cpu_runs_so_far", None)
+    results["client_cpu"] = {"requests": n, "pinned": args.pin, "tokens": osl, "concurrency": 1, "runs": runs, "summary": summ,
                              "aiperf_over_roofline_cpu": ratio}
     print("\n== 3. Client CPU against llama-server (c=1, %d requests x %d tokens; medians of %d repeats) ==" % (
         n, osl, args.repeats))
@@ -311,6 +320,9 @@ def main():
     ap.add_argument("--aiperf-isl", type=int, default=16, help="AIPerf synthetic prompt tokens")
     ap.add_argument("--ttft-words", type=lambda v: [int(x) for x in v.split(",")], default=[150, 600],
                     help="prompt lengths (words) of the long-prompt TTFT check")
+    ap.add_argument("--pin", metavar="SERVER:CLIENT",
+                    help="pin llama-server (then with -t 1) to CPU SERVER and each measured client "
+                         "to CPU CLIENT (taskset), so a client's own CPU use cannot slow the server")
     ap.add_argument("--skip-aiperf", action="store_true")
     ap.add_argument("--roofline", default=B.ROOFLINE,
                     help="the roofline binary (default build/roofline; a copy keeps a rebuild from "
@@ -327,8 +339,12 @@ def main():
     results = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "args": vars(args),
                "nproc": os.cpu_count(), "loadavg_start": B.loadavg(), "out": out}
     port = args.port or B.free_port()
+    server_cpus = None
+    if args.pin:
+        server_cpus, B.CLIENT_CPUS = args.pin.split(":")
+        args.threads = 1
     srv = B.LlamaServer(B.MODEL, port, os.path.join(out, "llama-server.log"), threads=args.threads,
-                        parallel=args.parallel, ctx=args.ctx)
+                        parallel=args.parallel, ctx=args.ctx, cpus=server_cpus)
     results["llama_server"] = {"cmd": srv.cmd, "url": srv.url}
     if not args.skip_aiperf:
         results["aiperf_version"] = B.aiperf_version()

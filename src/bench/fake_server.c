@@ -48,7 +48,25 @@ typedef struct fake_counters {
     atomic_uint_least64_t requests, chat_requests, bad_requests, streams_started, streams_completed,
         bodies_completed, faults_injected, client_disconnects;
     atomic_uint_least64_t by_kind[RF_FAKE_FAULT_COUNT];
+    atomic_uint_least64_t chunks_sent, late_max_ns;
+    /* served throughput: the first chat request's arrival, the last stream's end, the tokens of
+     * streams that reached their end */
+    atomic_uint_least64_t first_arrival_ns, last_end_ns, streamed_tokens;
+    atomic_uint_least64_t late_hist[RF_FAKE_LATE_BINS];
 } fake_counters;
+
+/* Counts one chunk handed to the socket late_ns after its programmed time. */
+static void note_late(fake_counters *c, int64_t late_ns) {
+    if (late_ns < 0) late_ns = 0;
+    int64_t bin = late_ns / 100000;
+    if (bin >= RF_FAKE_LATE_BINS) bin = RF_FAKE_LATE_BINS - 1;
+    atomic_fetch_add(&c->chunks_sent, 1);
+    atomic_fetch_add(&c->late_hist[bin], 1);
+    uint64_t prev = atomic_load(&c->late_max_ns);
+    while ((uint64_t)late_ns > prev &&
+           !atomic_compare_exchange_weak(&c->late_max_ns, &prev, (uint64_t)late_ns)) {
+    }
+}
 
 struct rf_fake {
     struct MHD_Daemon *d;
@@ -339,6 +357,13 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
     (void)pos;
     while (r->out_off >= r->out.len) {
         if (r->end == END_CLEAN) {
+            if (!r->reached_end) {
+                fake_counters *c = &r->srv->c;
+                uint64_t now = (uint64_t)rf_now_ns(), prev = atomic_load(&c->last_end_ns);
+                while (now > prev && !atomic_compare_exchange_weak(&c->last_end_ns, &prev, now)) {
+                }
+                atomic_fetch_add(&c->streamed_tokens, (uint64_t)r->completion_tokens);
+            }
             r->reached_end = true;
             return MHD_CONTENT_READER_END_OF_STREAM;
         }
@@ -362,6 +387,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
             r->ended_by_us = true;
             return MHD_CONTENT_READER_END_WITH_ERROR;
         }
+        note_late(&r->srv->c, rf_now_ns() - due);
     }
     size_t n = r->out.len - r->out_off;
     if (n > max) n = max;
@@ -860,6 +886,8 @@ static enum MHD_Result answer_chat(rf_fake *f, fake_req *r, struct MHD_Connectio
         return queue_error(f, c, MHD_HTTP_BAD_REQUEST, "invalid_request_error",
                            e.param[0] ? e.param : NULL, NULL, e.msg);
     atomic_fetch_add(&f->c.chat_requests, 1);
+    uint64_t zero = 0; /* the first chat request's arrival: set once */
+    atomic_compare_exchange_strong(&f->c.first_arrival_ns, &zero, (uint64_t)r->t0);
     if (r->fault != RF_FAKE_FAULT_NONE) {
         atomic_fetch_add(&f->c.faults_injected, 1);
         atomic_fetch_add(&f->c.by_kind[r->fault], 1);
@@ -1048,7 +1076,26 @@ rf_fake_stats rf_fake_get_stats(const rf_fake *f) {
     for (int i = 0; i < RF_FAKE_FAULT_COUNT; i++)
         s.faults_by_kind[i] = atomic_load(&m->c.by_kind[i]);
     s.client_disconnects = atomic_load(&m->c.client_disconnects);
+    s.chunks_sent = atomic_load(&m->c.chunks_sent);
+    for (int i = 0; i < RF_FAKE_LATE_BINS; i++) s.late_hist[i] = atomic_load(&m->c.late_hist[i]);
+    s.late_max_ms = (double)atomic_load(&m->c.late_max_ns) / 1e6;
+    s.streamed_tokens = atomic_load(&m->c.streamed_tokens);
+    uint64_t a = atomic_load(&m->c.first_arrival_ns), z = atomic_load(&m->c.last_end_ns);
+    s.served_s = a && z > a ? (double)(z - a) / 1e9 : 0;
     return s;
+}
+
+double rf_fake_late_quantile(const rf_fake_stats *s, double q) {
+    uint64_t n = 0;
+    for (int i = 0; i < RF_FAKE_LATE_BINS; i++) n += s->late_hist[i];
+    if (!n) return 0;
+    uint64_t want = (uint64_t)ceil(q * (double)n), acc = 0;
+    if (want < 1) want = 1;
+    for (int i = 0; i < RF_FAKE_LATE_BINS; i++) {
+        acc += s->late_hist[i];
+        if (acc >= want) return i == RF_FAKE_LATE_BINS - 1 ? s->late_max_ms : (i + 1) * 0.1;
+    }
+    return s->late_max_ms;
 }
 
 void rf_fake_stop(rf_fake *f) {

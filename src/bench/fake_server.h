@@ -149,6 +149,8 @@ typedef struct rf_fake_params {
     const char *model;        /* the served model id; NULL: "fake-model" */
 } rf_fake_params;
 
+#define RF_FAKE_LATE_BINS 1001 /* 0.1 ms each; the last one collects 100 ms and over */
+
 typedef struct rf_fake_stats {
     uint64_t requests;          /* HTTP requests received (any path) */
     uint64_t chat_requests;     /* valid POST /v1/chat/completions */
@@ -161,7 +163,21 @@ typedef struct rf_fake_stats {
     uint64_t faults_injected;   /* requests given a fault (by fake.fault or the rate) */
     uint64_t faults_by_kind[RF_FAKE_FAULT_COUNT];
     uint64_t client_disconnects; /* requests whose client went away before the response ended */
+    /* The server's own punctuality: for every streamed chunk, how late it was handed to the
+     * socket against its programmed time, in 0.1 ms bins (the last bin: 100 ms or more). A
+     * client's error is only its own beyond this. */
+    uint64_t chunks_sent;
+    uint64_t late_hist[RF_FAKE_LATE_BINS];
+    double late_max_ms;
+    /* What was served: tokens of streams that reached their end, over the time from the first
+     * chat request's arrival to the last stream's end (a throughput truth that includes the
+     * server's own connection and start-up costs). */
+    uint64_t streamed_tokens;
+    double served_s;
 } rf_fake_stats;
+
+/* The q-quantile (0..1) of the chunk lateness in ms (bin upper edges); 0 with no chunks. */
+double rf_fake_late_quantile(const rf_fake_stats *s, double q);
 
 typedef struct rf_fake rf_fake;
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "bench/report.h"
+#include "util/file.h"
 
 static double num(const json_t *o, const char *k) {
     const json_t *x = json_object_get(o, k);
@@ -24,19 +25,28 @@ static void cell(FILE *f, const char *fmt, double v) {
     }
 }
 
-/* Markdown-safe one-line excerpt of model text */
+/* Markdown-safe one-line excerpt of model text: at most max characters, never a character cut
+ * in two, bytes of no valid UTF-8 sequence as '?', so the file stays valid UTF-8. */
 static void excerpt(FILE *f, const char *s, size_t max) {
-    size_t n = 0;
+    size_t n = 0, len = s ? strlen(s) : 0, i = 0;
     fputc(' ', f);
-    for (; s && *s && n < max; s++, n++) {
-        char c = *s;
+    for (; i < len && n < max; n++) {
+        size_t k = rf_utf8_seq(s + i, len - i);
+        if (k > 1) {
+            fwrite(s + i, 1, k, f);
+            i += k;
+            continue;
+        }
+        char c = k ? s[i] : '?';
+        i++;
         if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+        if ((unsigned char)c < 0x20 || c == 0x7f) c = '?';
         if (c == '|')
             fputs("\\|", f);
         else
             fputc(c, f);
     }
-    if (s && *s) fputs("...", f);
+    if (i < len) fputs("...", f);
     fputs(" |", f);
 }
 
@@ -83,8 +93,11 @@ static void load_table(const json_t *sec, FILE *f) {
                 snprintf(level, sizeof level, "%.2f req/s", num(lv, "rate"));
             else
                 snprintf(level, sizeof level, "c=%d", (int)num(lv, "concurrency"));
-            fprintf(f, "| %s | %s | %d | %d |", name, level, (int)num(lv, "ok"),
+            fprintf(f, "| %s | %s | %d | %d", name, level, (int)num(lv, "ok"),
                     (int)num(lv, "errors"));
+            /* requests the transport resent after a connection closed with no reply */
+            if (num(lv, "resends") > 0) fprintf(f, " (+%d resent)", (int)num(lv, "resends"));
+            fputs(" |", f);
             cell(f, "%.1f", num(lv, "output_tok_s"));
             cell(f, "%.2f", num(lv, "request_rate"));
             cell(f, "%.1f", num2(lv, "ttft_ms", "p50"));

@@ -113,6 +113,14 @@ int cli_fake(int argc, char **argv) {
            (unsigned long long)s.streams_started, (unsigned long long)s.streams_completed,
            (unsigned long long)s.bodies_completed, (unsigned long long)s.faults_injected,
            (unsigned long long)s.client_disconnects);
+    printf("  chunk lateness ms (sent - programmed, 0.1 ms bins): p50 %.1f p90 %.1f p99 %.1f max "
+           "%.2f over %llu chunks\n",
+           rf_fake_late_quantile(&s, 0.5), rf_fake_late_quantile(&s, 0.9),
+           rf_fake_late_quantile(&s, 0.99), s.late_max_ms, (unsigned long long)s.chunks_sent);
+    printf("  served %llu streamed tokens in %.4f s (first request in to last stream out): %.1f "
+           "tok/s\n",
+           (unsigned long long)s.streamed_tokens, s.served_s,
+           s.served_s > 0 ? (double)s.streamed_tokens / s.served_s : 0.0);
     for (int k = 1; k < RF_FAKE_FAULT_COUNT; k++)
         if (s.faults_by_kind[k])
             printf("  fault %-16s %llu\n", rf_fake_fault_name((rf_fake_fault)k),

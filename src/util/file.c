@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "util/buf.h"
@@ -36,16 +37,38 @@ rf_status rf_read_file(const char *path, size_t max, char **data, size_t *len, r
     return RF_OK;
 }
 
+size_t rf_utf8_seq(const char *s, size_t n) {
+    unsigned char c = (unsigned char)s[0];
+    size_t k = c < 0x80                 ? 1
+               : c >= 0xF0 && c <= 0xF7 ? 4
+               : c >= 0xE0 && c <= 0xEF ? 3
+               : c >= 0xC2 && c <= 0xDF ? 2
+                                        : 0;
+    if (k == 0 || k > n) return 0;
+    for (size_t j = 1; j < k; j++)
+        if (((unsigned char)s[j] & 0xC0) != 0x80) return 0;
+    return k;
+}
+
 const char *rf_printable(const char *s, size_t n, char *out, size_t cap) {
     size_t w = 0, limit = cap - 4;
-    for (size_t i = 0; i < n; i++) {
-        if (w >= limit) {
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t k = rf_utf8_seq(s + i, n - i);
+        bool broken = k == 0; /* a byte of no valid sequence prints as '?' */
+        if (broken) k = 1;
+        if (w + k > limit) { /* never cut a character in two */
             memcpy(out + w, "...", 3);
             w += 3;
             break;
         }
-        unsigned char c = (unsigned char)s[i];
-        out[w++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+        if (k > 1) {
+            memcpy(out + w, s + i, k);
+            w += k;
+        } else {
+            out[w++] = (broken || c < 0x20 || c == 0x7f) ? '?' : (char)c;
+        }
+        i += k;
     }
     out[w] = 0;
     return out;

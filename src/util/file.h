@@ -12,8 +12,13 @@
  * RF_ERR_NOMEM. */
 rf_status rf_read_file(const char *path, size_t max, char **data, size_t *len, rf_error *err);
 
-/* A short printable copy of s[0..n) into out (cap >= 8): control bytes become '?', and text
- * longer than fits ends in "...". Returns out. */
+/* A short printable copy of s[0..n) into out (cap >= 8), always valid UTF-8: control bytes and
+ * bytes of no valid UTF-8 sequence become '?', and text longer than fits ends in "..." without
+ * cutting a character. Returns out. */
 const char *rf_printable(const char *s, size_t n, char *out, size_t cap);
+
+/* Length of the valid UTF-8 sequence (1 to 4 bytes, no overlong 2-byte leads) that starts at
+ * s[0], within n bytes (n >= 1); 0 if s[0] starts none. */
+size_t rf_utf8_seq(const char *s, size_t n);
 
 #endif

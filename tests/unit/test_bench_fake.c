@@ -2,6 +2,7 @@
  * measures the programmed schedule (TTFT, per-token gap) within a few ms; then, for each fault
  * the server can inject, a run where half the requests fail: every request still has exactly one
  * record, the faulted ones with the right error class, and the run goes on to the end. */
+#include <math.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -89,7 +90,20 @@ int main(void) {
     CHECK_NEAR(ttft, 40, 5);
     CHECK_NEAR(gap, 8, 2);
     CHECK(level_stat(sum, "output_tokens", NULL) == 8 * 16);
+    double client_tok_s = level_stat(sum, "output_tok_s", NULL);
     json_decref(sum);
+    /* the server's own punctuality is counted: every chunk of the 8 streams (16 tokens, the
+     * finish and usage tail), and on an idle machine the median is well under a millisecond */
+    rf_fake_stats st0 = rf_fake_get_stats(fk);
+    CHECK_MSG(st0.chunks_sent >= 8 * 16, "%llu chunks", (unsigned long long)st0.chunks_sent);
+    double late50 = rf_fake_late_quantile(&st0, 0.5);
+    CHECK_MSG(late50 > 0 && late50 <= 2.0, "chunk lateness p50 %.1f ms", late50);
+    CHECK(rf_fake_late_quantile(&st0, 1.0) <= st0.late_max_ms + 0.1);
+    /* what the server served agrees with what the client measured */
+    CHECK(st0.streamed_tokens == 8 * 16 && st0.served_s > 0);
+    double served = st0.served_s > 0 ? (double)st0.streamed_tokens / st0.served_s : 0;
+    CHECK_MSG(fabs(served - client_tok_s) <= 0.05 * served, "served %.1f tok/s, client %.1f",
+              served, client_tok_s);
 
     /* extra_body is merged into every request: here the fake's per-request fault field */
     sum = run(rf_fake_port(fk), 2, 4, 8, 0, "{\"fake\": {\"fault\": \"500\"}}", counts, &records);

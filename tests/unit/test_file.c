@@ -1,0 +1,92 @@
+/* test_file.c: util/file: reading whole files with a size cap, and printable excerpts of untrusted
+ * text (valid UTF-8 out, whatever comes in; no character cut at the "..." boundary). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "util/file.h"
+
+/* An independent structural check of UTF-8 (lead byte, then the right count of continuation
+ * bytes). */
+static int valid_utf8(const char *p) {
+    const unsigned char *s = (const unsigned char *)p;
+    while (*s) {
+        int k = *s < 0x80 ? 1 : (*s >> 5) == 6 ? 2 : (*s >> 4) == 14 ? 3 : (*s >> 3) == 30 ? 4 : 0;
+        if (!k) return 0;
+        for (int j = 1; j < k; j++)
+            if ((s[j] & 0xC0) != 0x80) return 0;
+        s += k;
+    }
+    return 1;
+}
+
+int main(void) {
+    char out[64];
+    /* utf8_seq */
+    CHECK(rf_utf8_seq("a", 1) == 1);
+    CHECK(rf_utf8_seq("\xc3\xa9", 2) == 2);         /* é */
+    CHECK(rf_utf8_seq("\xe4\xb8\xad", 3) == 3);     /* 中 */
+    CHECK(rf_utf8_seq("\xf0\x9f\x98\x80", 4) == 4); /* emoji */
+    CHECK(rf_utf8_seq("\xe4\xb8", 2) == 0);         /* cut short */
+    CHECK(rf_utf8_seq("\xa9", 1) == 0);             /* stray continuation */
+    CHECK(rf_utf8_seq("\xc0\xaf", 2) == 0);         /* overlong lead */
+    CHECK(rf_utf8_seq("\xe4"
+                      "a"
+                      "\xad",
+                      3) == 0); /* broken continuation */
+
+    /* printable: ASCII with a control byte */
+    CHECK(!strcmp(rf_printable("ab\ncd", 5, out, sizeof out), "ab?cd"));
+    /* truncation of ASCII */
+    const char *longa = "abcdefghijklmnopqrstuvwxyz";
+    rf_printable(longa, strlen(longa), out, 12);
+    CHECK(!strcmp(out, "abcdefgh..."));
+    /* multibyte text at every cap: never cut, always valid */
+    const char *cjk = "\xe4\xb8\xad\xe6\x96\x87\xe5\xad\x97\xf0\x9f\x98\x80\xc3\xa9x";
+    for (size_t cap = 8; cap < 24; cap++) {
+        rf_printable(cjk, strlen(cjk), out, cap);
+        CHECK_MSG(valid_utf8(out) && strlen(out) < cap, "cap %zu: '%s'", cap, out);
+    }
+    /* invalid bytes become '?', the rest survives */
+    CHECK(!strcmp(rf_printable("a\xff"
+                               "b\xe4\xb8"
+                               "c",
+                               6, out, sizeof out),
+                  "a?b??c"));
+    /* random bytes: output is always valid UTF-8 and bounded */
+    uint64_t rng = 42;
+    for (int t = 0; t < 2000; t++) {
+        char in[40];
+        size_t n = (size_t)(rng_next(&rng) % sizeof in);
+        for (size_t i = 0; i < n; i++) in[i] = (char)(rng_next(&rng) & 0xff);
+        size_t cap = 8 + (size_t)(rng_next(&rng) % 40);
+        rf_printable(in, n, out, cap);
+        if (!valid_utf8(out) || strlen(out) >= cap) {
+            CHECK_MSG(0, "random case %d not valid or too long", t);
+            break;
+        }
+    }
+
+    /* rf_read_file: content, size cap, missing file named */
+    char path[] = "/tmp/roofline-file-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK(write(fd, "hello", 5) == 5);
+    close(fd);
+    char *data = NULL;
+    size_t len = 0;
+    rf_error err = {0};
+    CHECK(rf_read_file(path, 100, &data, &len, &err) == RF_OK && len == 5 &&
+          !strcmp(data, "hello"));
+    free(data);
+    data = NULL;
+    CHECK(rf_read_file(path, 4, &data, &len, &err) == RF_ERR_FORMAT && strstr(err.msg, path));
+    free(data);
+    data = NULL;
+    unlink(path);
+    CHECK(rf_read_file(path, 100, &data, &len, &err) == RF_ERR_IO && strstr(err.msg, path));
+    free(data);
+    return check_summary("test_file");
+}
