@@ -489,7 +489,7 @@ def main():
     ap.add_argument("--tpc", default="1,4", help="tokens per chunk, comma list")
     ap.add_argument("--levels", default="1,64,256", help="concurrency levels, comma list")
     ap.add_argument("--requests-c1", type=int, default=64, help="roofline requests at concurrency 1")
-    ap.add_argument("--requests-high", type=int, default=1024, help="roofline requests at higher levels")
+    ap.add_argument("--requests-high", type=int, default=4096, help="roofline requests at higher levels")
     ap.add_argument("--aiperf-requests-c1", type=int, default=32)
     ap.add_argument("--aiperf-requests-high", type=int, default=512)
     ap.add_argument("--skip-aiperf", action="store_true")
