@@ -147,7 +147,7 @@ int main(void) {
                       counts[RF_BK_REFUSED], resent);
             CHECK(counts[RF_BK_OK] == 12 - counts[RF_BK_REFUSED]);
             CHECK(level_stat(sum, "errors", NULL) == counts[RF_BK_REFUSED]);
-            CHECK(counts[RF_BK_REFUSED] > 0);
+            CHECK(faulted > 0); /* refused records may be 0: every refusal may be resent */
             json_decref(sum);
             rf_fake_stop(fk);
             continue;
