@@ -6,7 +6,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
 apt_pkgs=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
-          libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev python3 python3-pip ca-certificates)
+          libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev python3 python3-pip ca-certificates
+          gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)  # the last three: NEON check
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/test.sh: builds roofline twice (Release, and Debug with AddressSanitizer and
 # UndefinedBehaviorSanitizer) with warnings as errors, and runs the tests: every test in the
-# Release build, the unit tests (all but those labelled "slow") in the sanitizer build, and the
-# engine's concurrency test under ThreadSanitizer.
+# Release build, the unit tests (all but those labelled "slow") in the sanitizer build, the
+# engine's concurrency test under ThreadSanitizer, and the kernel tests cross-built for AArch64
+# under qemu (scripts/check_neon.sh: the NEON table, which this x86 machine cannot run natively).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 jobs="$(nproc)"
@@ -22,3 +23,4 @@ echo "== unit tests (ASan+UBSan)"
 ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -LE slow
 echo "== concurrency tests (ThreadSanitizer)"
 TSAN_OPTIONS="halt_on_error=1" ctest --test-dir "$root/build-tsan" --output-on-failure -R test_engine
+"$root/scripts/check_neon.sh"

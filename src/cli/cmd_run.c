@@ -31,7 +31,7 @@ typedef struct run_stats {
 static void usage(void) {
     printf("usage: roofline run [-m MODEL] [-p PROMPT] [--chat] [--system TEXT] [-n N] [--temp T]\n"
            "                    [--top-k K] [--top-p P] [--seed S] [-t THREADS] [-c CTX]\n"
-           "                    [--kernels scalar|avx2|avx512]\n"
+           "                    [--kernels scalar|avx2|avx512|neon]\n"
            "Streams the generated text to stdout; prompt tokens, generated tokens, prefill and\n"
            "decode tok/s go to stderr at the end.\n"
            "  -m MODEL     GGUF file (default: the embedded model, %s)\n"
@@ -99,7 +99,7 @@ static bool parse_args(int argc, char **argv, run_opts *o, int *rc) {
         } else if (!strcmp(a, "--kernels")) {
             o->isa = rf_isa_parse(v);
             if (o->isa < 0) {
-                cli_errorf("run", "--kernels expects scalar, avx2 or avx512, got '%s'", v);
+                cli_errorf("run", "--kernels expects scalar, avx2, avx512 or neon, got '%s'", v);
                 return false;
             }
         } else {

@@ -175,7 +175,7 @@ int cli_speed(int argc, char **argv) {
         } else if (!strcmp(a, "--kernels")) {
             o.isa = rf_isa_parse(v);
             if (o.isa < 0) {
-                cli_errorf("speed", "--kernels expects scalar, avx2 or avx512, got '%s'", v);
+                cli_errorf("speed", "--kernels expects scalar, avx2, avx512 or neon, got '%s'", v);
                 return RF_EXIT_BAD_INPUT;
             }
         } else {

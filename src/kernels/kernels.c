@@ -51,6 +51,9 @@ const rf_kernels *rf_kernels_get(rf_isa isa) {
         return f.avx512vnni ? &rf_kernels_avx512vnni : &rf_kernels_avx512;
     }
 #endif
+#if defined(__aarch64__)
+    if (isa == RF_ISA_NEON) return &rf_kernels_neon;
+#endif
     return NULL;
 }
 

@@ -104,5 +104,9 @@ extern const rf_kernels rf_kernels_avx2;
 extern const rf_kernels rf_kernels_avx512;
 extern const rf_kernels rf_kernels_avx512vnni;
 #endif
+#if defined(__aarch64__)
+/* AArch64 NEON table (kernels_neon.c): same contract against the scalar table. */
+extern const rf_kernels rf_kernels_neon;
+#endif
 
 #endif

@@ -138,12 +138,15 @@ float rf_avx2_exp_sum(float *x, int n, float m) {
 uint64_t rf_avx2_read_sum(const void *p, size_t n) {
     const __m256i *q = p;
     __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
-    for (size_t i = 0; i < n / 32; i += 4) {
+    const size_t nv = n / 32; /* 32-byte vectors; n is a multiple of 64: nv is even */
+    size_t i = 0;
+    for (; i + 4 <= nv; i += 4) {
         s0 = _mm256_add_epi64(s0, _mm256_load_si256(q + i));
         s1 = _mm256_add_epi64(s1, _mm256_load_si256(q + i + 1));
         s2 = _mm256_add_epi64(s2, _mm256_load_si256(q + i + 2));
         s3 = _mm256_add_epi64(s3, _mm256_load_si256(q + i + 3));
     }
+    for (; i < nv; i++) s0 = _mm256_add_epi64(s0, _mm256_load_si256(q + i)); /* never past n */
     __m256i s = _mm256_add_epi64(_mm256_add_epi64(s0, s1), _mm256_add_epi64(s2, s3));
     uint64_t out[4];
     _mm256_storeu_si256((__m256i *)(void *)out, s);

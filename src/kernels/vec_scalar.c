@@ -40,12 +40,14 @@ void rf_scalar_geglu(const uint16_t *table, const float *g, const float *u, floa
 uint64_t rf_scalar_read_sum(const void *p, size_t n) {
     const uint64_t *q = p;
     uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (size_t i = 0; i < n / 8; i += 4) {
+    size_t i = 0;
+    for (; i + 4 <= n / 8; i += 4) {
         s0 += q[i];
         s1 += q[i + 1];
         s2 += q[i + 2];
         s3 += q[i + 3];
     }
+    for (; i < n / 8; i++) s0 += q[i]; /* never past n */
     return s0 + s1 + s2 + s3;
 }
 

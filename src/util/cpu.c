@@ -49,6 +49,9 @@ rf_cpu_features rf_cpu_detect(void) {
 #endif
 
 rf_isa rf_isa_best(void) {
+#if defined(__aarch64__)
+    return RF_ISA_NEON;
+#endif
     rf_cpu_features f = rf_cpu_detect();
     if (!(f.avx2 && f.fma && f.f16c)) return RF_ISA_SCALAR;
     if (f.avx512f && f.avx512bw && f.avx512vl) return RF_ISA_AVX512;
@@ -63,6 +66,8 @@ const char *rf_isa_name(rf_isa isa) {
         return "avx2";
     case RF_ISA_AVX512:
         return "avx512";
+    case RF_ISA_NEON:
+        return "neon";
     }
     return "unknown";
 }
@@ -71,6 +76,7 @@ int rf_isa_parse(const char *s) {
     if (!strcmp(s, "scalar")) return RF_ISA_SCALAR;
     if (!strcmp(s, "avx2")) return RF_ISA_AVX2;
     if (!strcmp(s, "avx512")) return RF_ISA_AVX512;
+    if (!strcmp(s, "neon")) return RF_ISA_NEON;
     return -1;
 }
 

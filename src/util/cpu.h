@@ -7,6 +7,7 @@ typedef enum rf_isa {
     RF_ISA_SCALAR = 0, /* portable C */
     RF_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C */
     RF_ISA_AVX512 = 2, /* AVX-512 F/BW/VL (+VNNI when present) on top of AVX2 */
+    RF_ISA_NEON = 3,   /* AArch64 Advanced SIMD (every AArch64 CPU has it) */
 } rf_isa;
 
 typedef struct rf_cpu_features {
@@ -17,7 +18,7 @@ rf_cpu_features rf_cpu_detect(void);
 /* The best level this CPU supports. */
 rf_isa rf_isa_best(void);
 const char *rf_isa_name(rf_isa isa);
-/* Parses "scalar", "avx2", "avx512"; -1 when unknown. */
+/* Parses "scalar", "avx2", "avx512", "neon"; -1 when unknown. */
 int rf_isa_parse(const char *s);
 /* Physical cores available to this process (>= 1). */
 int rf_cpu_physical_cores(void);

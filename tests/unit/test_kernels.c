@@ -24,6 +24,7 @@
  *     logits do not depend on what else is in the batch). The scalar table's own dot_tile is
  *     checked the same way.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -518,6 +519,92 @@ static void test_dot_tile(const table *tbs, int ntb) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Vector pieces (attention, FFN, bandwidth yardstick) against the scalar ones                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* |fast - ref| <= tol * scale, reporting the first failure */
+static int near(double fast, double ref, double scale, double tol, const char *what, const char *tb,
+                int n) {
+    if (fabs(fast - ref) <= tol * (scale > 0 ? scale : 1e-30)) return 1;
+    CHECK_MSG(0, "%s %s n=%d: %.9g vs scalar %.9g", tb, what, n, fast, ref);
+    return 0;
+}
+
+static void test_vec(const table *tb) {
+    static const int lens[] = {0, 1, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 64, 100, 257, 1024};
+    enum { N = 1024 };
+    float *x = xmalloc(N * sizeof *x), *y = xmalloc(N * sizeof *y), *r1 = xmalloc(N * sizeof *r1),
+          *r2 = xmalloc(N * sizeof *r2);
+    uint16_t *h = xmalloc(N * sizeof *h), *gt = xmalloc(65536 * sizeof *gt);
+    rf_gelu_table(gt);
+    uint64_t rng = 0x5eed;
+    const rf_kernels *k = tb->k, *ref = &rf_kernels_scalar;
+    int ok = 1;
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0] && ok; li++) {
+        const int n = lens[li];
+        double sxy = 0, sxh = 0;
+        for (int i = 0; i < N; i++) {
+            x[i] = rng_sym(&rng) * 4.0f;
+            y[i] = rng_sym(&rng) * 4.0f;
+            h[i] = rf_f32_to_f16(rng_sym(&rng) * 8.0f);
+        }
+        for (int i = 0; i < n; i++) {
+            sxy += fabs((double)x[i] * y[i]);
+            sxh += fabs((double)x[i] * rf_f16_to_f32(h[i]));
+        }
+        ok &= near(k->dot_f32(x, y, n), ref->dot_f32(x, y, n), sxy, 1e-6, "dot_f32", tb->name, n);
+        ok &= near(k->dot_f32_f16(x, h, n), ref->dot_f32_f16(x, h, n), sxh, 1e-6, "dot_f32_f16",
+                   tb->name, n);
+        memcpy(r1, y, N * sizeof *y);
+        memcpy(r2, y, N * sizeof *y);
+        k->axpy_f32(r1, x, 0.37f, n);
+        ref->axpy_f32(r2, x, 0.37f, n);
+        for (int i = 0; i < N && ok; i++) /* one fma vs mul+add: one rounding apart */
+            ok &= near(r1[i], r2[i], fabs(y[i]) + fabs(0.37 * x[i]), 1e-6, "axpy_f32", tb->name, n);
+        memcpy(r1, y, N * sizeof *y);
+        memcpy(r2, y, N * sizeof *y);
+        k->axpy_f16(r1, h, -1.25f, n);
+        ref->axpy_f16(r2, h, -1.25f, n);
+        for (int i = 0; i < N && ok; i++)
+            ok &= near(r1[i], r2[i], fabs(y[i]) + fabs(1.25 * rf_f16_to_f32(h[i])), 1e-6,
+                       "axpy_f16", tb->name, n);
+        k->cvt_f16_f32(h, r1, n);
+        ref->cvt_f16_f32(h, r2, n);
+        const int cvt_ok = memcmp(r1, r2, (size_t)n * sizeof *r1) == 0;
+        CHECK_MSG(cvt_ok, "%s cvt_f16_f32 n=%d", tb->name, n);
+        ok &= cvt_ok;
+        /* softmax numerators: a max, a -inf (masked key), values up to 30 below the max */
+        for (int i = 0; i < n; i++) r1[i] = r2[i] = -30.0f * (rng_sym(&rng) * 0.5f + 0.5f);
+        if (n > 2) r1[1] = r2[1] = -INFINITY;
+        const float s1 = k->exp_sum(r1, n, 0.0f), s2 = ref->exp_sum(r2, n, 0.0f);
+        ok &= near(s1, s2, s2, 1e-5, "exp_sum (sum)", tb->name, n);
+        for (int i = 0; i < n && ok; i++)
+            ok &= near(r1[i], r2[i], r2[i], 1e-5, "exp_sum (value)", tb->name, n);
+        if (n > 2) {
+            CHECK_MSG(r1[1] == 0.0f, "%s exp_sum: exp(-inf) = %g", tb->name, r1[1]);
+            ok &= r1[1] == 0.0f;
+        }
+        for (int i = 0; i < n; i++) x[i] = rng_sym(&rng) * 12.0f; /* beyond the +-10 clamps */
+        k->geglu(gt, x, y, r1, n);
+        ref->geglu(gt, x, y, r2, n);
+        const int geglu_ok = memcmp(r1, r2, (size_t)n * sizeof *r1) == 0;
+        CHECK_MSG(geglu_ok, "%s geglu n=%d", tb->name, n);
+        ok &= geglu_ok;
+    }
+    /* read_sum: 64-byte multiples, aligned */
+    uint64_t *buf = NULL;
+    CHECK(posix_memalign((void **)&buf, 64, 4096) == 0);
+    for (int i = 0; buf && i < 512; i++) buf[i] = rng_next(&rng);
+    for (size_t nb = 64; buf && nb <= 4096; nb *= 2)
+        CHECK_MSG(k->read_sum(buf, nb) == ref->read_sum(buf, nb), "%s read_sum %zu bytes", tb->name,
+                  nb);
+    free(buf);
+    printf("  %-10s vector pieces (dot, axpy, f16, exp_sum, geglu, read_sum): %s\n", tb->name,
+           ok ? "agree" : "DIFFER");
+    free(x), free(y), free(r1), free(r2), free(h), free(gt);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Selection                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -528,7 +615,7 @@ static void test_selection(void) {
     const rf_isa want = rf_isa_best();
     CHECK_MSG(best->isa == want || rf_kernels_get(want) == NULL, "best %s, cpu %s",
               rf_isa_name(best->isa), rf_isa_name(want));
-    for (int isa = RF_ISA_SCALAR; isa <= RF_ISA_AVX512; isa++) {
+    for (int isa = RF_ISA_SCALAR; isa <= RF_ISA_NEON; isa++) {
         const rf_kernels *k = rf_kernels_get((rf_isa)isa);
         if (k) CHECK(k->isa == (rf_isa)isa);
         if (isa > (int)want) CHECK(k == NULL); /* never hand out what the CPU lacks */
@@ -559,6 +646,10 @@ int main(void) {
         printf("  avx512, avx512vnni: skipped (CPU lacks AVX-512 F/BW/VL)\n");
     }
 #endif
+#if defined(__aarch64__)
+    CHECK(rf_kernels_get(RF_ISA_NEON) == &rf_kernels_neon);
+    tables[nt++] = (table){"neon", &rf_kernels_neon};
+#endif
     /* dot_tile: the scalar table's too (a loop of its dot_rows: exact) */
     tables[nt] = (table){"scalar", &rf_kernels_scalar};
     test_dot_tile(tables, nt + 1);
@@ -567,6 +658,7 @@ int main(void) {
         return check_summary("test_kernels") ? 1 : 77;
     }
     for (int i = 0; i < nt; i++) {
+        test_vec(&tables[i]);
         test_quantize_act(&tables[i]);
         test_dot_rows(&tables[i]);
     }
