@@ -30,4 +30,8 @@ done
 echo "== kernel tests on AArch64 (qemu-aarch64): NEON table against the scalar one"
 qemu-aarch64 "$out/test_kernels" | grep -E "neon"
 echo "== tiny-model forward pass on AArch64 (qemu-aarch64, NEON kernels)"
-qemu-aarch64 "$out/test_forward_tiny" >/dev/null
+if ! qemu-aarch64 "$out/test_forward_tiny" >"$out/test_forward_tiny.log" 2>&1; then
+  cat "$out/test_forward_tiny.log"
+  exit 1
+fi
+tail -1 "$out/test_forward_tiny.log"

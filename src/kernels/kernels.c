@@ -11,16 +11,22 @@ static void scalar_dot_rows(rf_type t, int64_t n, int64_t n_rows, const void *w,
     for (int64_t r = 0; r < n_rows; r++, row += w_stride) out[r] = rf_ref_vec_dot(t, n, row, a);
 }
 
-/* dot_rows per token, on tiles of 16 rows so a tile stays in cache for every token. */
-static void scalar_dot_tile(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t w_stride,
-                            int64_t n_tok, const void *a, size_t a_stride, float *out,
-                            int64_t out_stride) {
+void rf_dot_tile_by_rows(rf_dot_rows_fn dot_rows, rf_type t, int64_t n, int64_t n_rows,
+                         const void *w, size_t w_stride, int64_t n_tok, const void *a,
+                         size_t a_stride, float *out, int64_t out_stride) {
     for (int64_t r = 0; r < n_rows; r += 16) {
         const int64_t nr = n_rows - r < 16 ? n_rows - r : 16;
         for (int64_t j = 0; j < n_tok; j++)
-            scalar_dot_rows(t, n, nr, (const uint8_t *)w + (size_t)r * w_stride, w_stride,
-                            (const uint8_t *)a + (size_t)j * a_stride, out + j * out_stride + r);
+            dot_rows(t, n, nr, (const uint8_t *)w + (size_t)r * w_stride, w_stride,
+                     (const uint8_t *)a + (size_t)j * a_stride, out + j * out_stride + r);
     }
+}
+
+static void scalar_dot_tile(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t w_stride,
+                            int64_t n_tok, const void *a, size_t a_stride, float *out,
+                            int64_t out_stride) {
+    rf_dot_tile_by_rows(scalar_dot_rows, t, n, n_rows, w, w_stride, n_tok, a, a_stride, out,
+                        out_stride);
 }
 
 const rf_kernels rf_kernels_scalar = {

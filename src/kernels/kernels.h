@@ -57,6 +57,14 @@ typedef struct rf_kernels {
     uint64_t (*read_sum)(const void *p, size_t n);
 } rf_kernels;
 
+typedef void (*rf_dot_rows_fn)(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t w_stride,
+                               const void *a, float *out);
+/* dot_tile as dot_rows per token, on tiles of 16 rows so a tile stays in cache for every token
+ * (exactly dot_rows' bits): the scalar and NEON tables' dot_tile. */
+void rf_dot_tile_by_rows(rf_dot_rows_fn dot_rows, rf_type t, int64_t n, int64_t n_rows,
+                         const void *w, size_t w_stride, int64_t n_tok, const void *a,
+                         size_t a_stride, float *out, int64_t out_stride);
+
 /* Fills table[65536] with binary16 GELU (tanh form) of every binary16 input. */
 void rf_gelu_table(uint16_t *table);
 

@@ -168,26 +168,17 @@ static float row_dot(rf_type t, int64_t n, const void *w, const void *a) {
     }
 }
 
-static void neon_quantize_act(rf_type act, const float *x, void *dst, int64_t n) {
-    rf_ref_quantize_row(act, x, dst, n);
-}
-
 static void neon_dot_rows(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t w_stride,
                           const void *a, float *out) {
     const uint8_t *row = w;
     for (int64_t r = 0; r < n_rows; r++, row += w_stride) out[r] = row_dot(t, n, row, a);
 }
 
-/* dot_rows per token on tiles of 16 rows (a tile stays in cache for every token) */
 static void neon_dot_tile(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t w_stride,
                           int64_t n_tok, const void *a, size_t a_stride, float *out,
                           int64_t out_stride) {
-    for (int64_t r = 0; r < n_rows; r += 16) {
-        const int64_t nr = n_rows - r < 16 ? n_rows - r : 16;
-        for (int64_t j = 0; j < n_tok; j++)
-            neon_dot_rows(t, n, nr, (const uint8_t *)w + (size_t)r * w_stride, w_stride,
-                          (const uint8_t *)a + (size_t)j * a_stride, out + j * out_stride + r);
-    }
+    rf_dot_tile_by_rows(neon_dot_rows, t, n, n_rows, w, w_stride, n_tok, a, a_stride, out,
+                        out_stride);
 }
 
 /* ---- vector pieces ---- */
@@ -251,7 +242,7 @@ static uint64_t neon_read_sum(const void *p, size_t n) {
 
 const rf_kernels rf_kernels_neon = {
     .isa = RF_ISA_NEON,
-    .quantize_act = neon_quantize_act,
+    .quantize_act = rf_ref_quantize_row, /* must write the reference's bytes */
     .dot_rows = neon_dot_rows,
     .dot_tile = neon_dot_tile,
     .dot_f32_f16 = neon_dot_f32_f16,
