@@ -358,6 +358,20 @@ rf_status rf_bench_wait(rf_bench *b, const volatile int *outstanding, rf_error *
     return RF_OK;
 }
 
+static void one_done(rf_send *s) {
+    (*(int *)s->user)--;
+}
+
+rf_status rf_send_one(rf_send *s, rf_error *err) {
+    int outstanding = 1;
+    s->on_done = one_done;
+    s->user = &outstanding;
+    rf_send_at(s, 0);
+    rf_status st = rf_bench_wait(s->bench, &outstanding, err);
+    s->user = NULL; /* it pointed at this frame */
+    return st;
+}
+
 void rf_send_free(rf_send *s) {
     rf_bk_result_free(&s->req.res);
     json_decref(s->grade);

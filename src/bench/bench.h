@@ -129,6 +129,8 @@ rf_status rf_bench_loop_at(rf_bench *b, int64_t t, rf_loop_fn fn, void *user, rf
 json_t *rf_json_text(const char *p, size_t len);
 /* Runs the loop until *outstanding reaches 0 or the run is interrupted. */
 rf_status rf_bench_wait(rf_bench *b, const volatile int *outstanding, rf_error *err);
+/* Sends s now and runs the loop until it is done (sets s->on_done and s->user). */
+rf_status rf_send_one(rf_send *s, rf_error *err);
 /* Frees what the backend and the grade left in s (call once the suite is done with it). */
 void rf_send_free(rf_send *s);
 

@@ -11,10 +11,6 @@
 #include "bench/bench.h"
 #include "util/clock.h"
 
-static void count_done(rf_send *s) {
-    (*(int *)s->user)--;
-}
-
 rf_status rf_agent_preflight(const rf_run_desc *d, rf_error *err) {
     char buf[1024];
     rf_agent_task t;
@@ -82,11 +78,7 @@ static rf_status one_run(rf_bench *b, rf_bench_backend *bb, const rf_agent_task 
         s->req.tool_choice = t->tool_choice;
         snprintf(s->item, sizeof s->item, "%s run %d turn %d", t->name, run, k + 1);
         s->grade = json_object(); /* the reply and calls go into the record */
-        int outstanding = 1;
-        s->on_done = count_done;
-        s->user = &outstanding;
-        rf_send_at(s, 0);
-        st = rf_bench_wait(b, &outstanding, err);
+        st = rf_send_one(s, err);
         if (st) break;
         const rf_bk_result *r = &s->req.res;
         if (r->err != RF_BK_OK) {

@@ -10,10 +10,6 @@
 
 #include "bench/bench.h"
 
-static void count_done(rf_send *s) {
-    (*(int *)s->user)--;
-}
-
 static json_t *minmedmax(double *v, int n) {
     rf_stats st;
     rf_stats_compute(v, (size_t)n, &st);
@@ -44,11 +40,7 @@ rf_status rf_suite_speed(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_erro
         rf_send_init(s, b, bb, "speed", d->speed_prompt, d->speed_tokens);
         s->req.ignore_eos = true;
         snprintf(s->item, sizeof s->item, "run %d", i + 1);
-        int outstanding = 1;
-        s->on_done = count_done;
-        s->user = &outstanding;
-        rf_send_at(s, 0);
-        st = rf_bench_wait(b, &outstanding, err);
+        st = rf_send_one(s, err);
         if (st) break;
         rf_send_metrics m;
         rf_send_metrics_of(s, &m);
@@ -85,11 +77,7 @@ rf_status rf_suite_probe(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_erro
     rf_send s;
     rf_send_init(&s, b, bb, "probe", d->probe_question, 32);
     snprintf(s.item, sizeof s.item, "probe");
-    int outstanding = 1;
-    s.on_done = count_done;
-    s.user = &outstanding;
-    rf_send_at(&s, 0);
-    rf_status st = rf_bench_wait(b, &outstanding, err);
+    rf_status st = rf_send_one(&s, err);
     rf_send_metrics m;
     rf_send_metrics_of(&s, &m);
     const rf_bk_result *r = &s.req.res;
