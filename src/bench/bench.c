@@ -11,6 +11,7 @@
 
 #include "bench/report.h"
 #include "util/clock.h"
+#include "util/utf8.h"
 
 struct rf_bench {
     rf_run_desc *run;
@@ -394,28 +395,13 @@ rf_status rf_bench_loop_at(rf_bench *b, int64_t t, rf_loop_fn fn, void *user, rf
     return rf_loop_at(b->loop, t, fn, user, err);
 }
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when the bytes there are not one. */
-static size_t utf8_seq(const unsigned char *p, size_t n) {
-    unsigned c = p[0];
-    size_t need = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (!need || need > n) return 0;
-    for (size_t i = 1; i < need; i++)
-        if ((p[i] & 0xC0) != 0x80) return 0;
-    if (need == 2 && c < 0xC2) return 0;                  /* overlong */
-    if (need == 3 && c == 0xE0 && p[1] < 0xA0) return 0;  /* overlong */
-    if (need == 3 && c == 0xED && p[1] >= 0xA0) return 0; /* surrogate */
-    if (need == 4 && (c > 0xF4 || (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90)))
-        return 0;
-    return need;
-}
-
 json_t *rf_json_text(const char *p, size_t len) {
     if (!p) return json_string("");
     rf_buf b;
     rf_buf_init(&b, 0);
     const unsigned char *u = (const unsigned char *)p;
     for (size_t i = 0; i < len;) {
-        size_t k = utf8_seq(u + i, len - i);
+        size_t k = rf_utf8_seq(p + i, len - i);
         if (k && u[i] != 0) {
             rf_buf_append(&b, u + i, k);
             i += k;

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "bench/report.h"
-#include "util/file.h"
+#include "util/utf8.h"
 
 static double num(const json_t *o, const char *k) {
     const json_t *x = json_object_get(o, k);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/utf8.h"
 
 rf_status rf_read_file(const char *path, size_t max, char **data, size_t *len, rf_error *err) {
     *data = NULL;
@@ -35,19 +36,6 @@ rf_status rf_read_file(const char *path, size_t max, char **data, size_t *len, r
     }
     *data = (char *)rf_buf_take(&b, len);
     return RF_OK;
-}
-
-size_t rf_utf8_seq(const char *s, size_t n) {
-    unsigned char c = (unsigned char)s[0];
-    size_t k = c < 0x80                 ? 1
-               : c >= 0xF0 && c <= 0xF7 ? 4
-               : c >= 0xE0 && c <= 0xEF ? 3
-               : c >= 0xC2 && c <= 0xDF ? 2
-                                        : 0;
-    if (k == 0 || k > n) return 0;
-    for (size_t j = 1; j < k; j++)
-        if (((unsigned char)s[j] & 0xC0) != 0x80) return 0;
-    return k;
 }
 
 const char *rf_printable(const char *s, size_t n, char *out, size_t cap) {

@@ -17,8 +17,4 @@ rf_status rf_read_file(const char *path, size_t max, char **data, size_t *len, r
  * cutting a character. Returns out. */
 const char *rf_printable(const char *s, size_t n, char *out, size_t cap);
 
-/* Length of the valid UTF-8 sequence (1 to 4 bytes, no overlong 2-byte leads) that starts at
- * s[0], within n bytes (n >= 1); 0 if s[0] starts none. */
-size_t rf_utf8_seq(const char *s, size_t n);
-
 #endif

@@ -1,5 +1,6 @@
-/* test_file.c: util/file: reading whole files with a size cap, and printable excerpts of untrusted
- * text (valid UTF-8 out, whatever comes in; no character cut at the "..." boundary). */
+/* test_file.c: util/file and util/utf8: reading whole files with a size cap, and printable excerpts
+ * of untrusted text (valid UTF-8 out, whatever comes in; no character cut at the "..." boundary).
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 
 #include "check.h"
 #include "util/file.h"
+#include "util/utf8.h"
 
 /* An independent structural check of UTF-8 (lead byte, then the right count of continuation
  * bytes). */
@@ -32,6 +34,10 @@ int main(void) {
     CHECK(rf_utf8_seq("\xe4\xb8", 2) == 0);         /* cut short */
     CHECK(rf_utf8_seq("\xa9", 1) == 0);             /* stray continuation */
     CHECK(rf_utf8_seq("\xc0\xaf", 2) == 0);         /* overlong lead */
+    CHECK(rf_utf8_seq("\xed\xa0\x80", 3) == 0);     /* surrogate U+D800 */
+    CHECK(rf_utf8_seq("\xe0\x80\xaf", 3) == 0);     /* overlong 3-byte */
+    CHECK(rf_utf8_seq("\xf4\x90\x80\x80", 4) == 0); /* above U+10FFFF */
+    CHECK(rf_utf8_seq("\xf4\x8f\xbf\xbf", 4) == 4); /* U+10FFFF */
     CHECK(rf_utf8_seq("\xe4"
                       "a"
                       "\xad",
