@@ -48,7 +48,7 @@ typedef struct fake_counters {
     atomic_uint_least64_t requests, chat_requests, bad_requests, streams_started, streams_completed,
         bodies_completed, faults_injected, client_disconnects;
     atomic_uint_least64_t by_kind[RF_FAKE_FAULT_COUNT];
-    atomic_uint_least64_t chunks_sent, late_max_ns;
+    atomic_uint_least64_t late_max_ns;
     /* served throughput: the first chat request's arrival, the last stream's end, the tokens of
      * streams that reached their end */
     atomic_uint_least64_t first_arrival_ns, last_end_ns, streamed_tokens;
@@ -60,7 +60,6 @@ static void note_late(fake_counters *c, int64_t late_ns) {
     if (late_ns < 0) late_ns = 0;
     int64_t bin = late_ns / 100000;
     if (bin >= RF_FAKE_LATE_BINS) bin = RF_FAKE_LATE_BINS - 1;
-    atomic_fetch_add(&c->chunks_sent, 1);
     atomic_fetch_add(&c->late_hist[bin], 1);
     uint64_t prev = atomic_load(&c->late_max_ns);
     while ((uint64_t)late_ns > prev &&
@@ -522,65 +521,65 @@ static bool is_space(char ch) {
     return ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r';
 }
 
+/* A growing list of byte offsets (the piece boundaries of a reply). */
+typedef struct offsets {
+    size_t *o;
+    size_t k, cap;
+} offsets;
+
+static bool offsets_push(offsets *v, size_t x) {
+    if (v->k == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 16;
+        size_t *p = realloc(v->o, cap * sizeof *p);
+        if (!p) return false;
+        v->o = p;
+        v->cap = cap;
+    }
+    v->o[v->k++] = x;
+    return true;
+}
+
+/* Hands the list over as n pieces (n + 1 offsets, caller frees), or frees it and fails (out
+ * of memory, or more than max pieces). */
+static bool offsets_take(offsets *v, bool ok, size_t max, size_t **off, int32_t *n) {
+    if (!ok || v->k - 1 > max) {
+        free(v->o);
+        return false;
+    }
+    *off = v->o;
+    *n = (int32_t)(v->k - 1);
+    return true;
+}
+
 /* Splits s (len bytes) into pieces ending after each run of spaces: *off gets n + 1 offsets
  * (caller frees). */
 static bool split_reply(const char *s, size_t len, size_t **off, int32_t *n) {
-    size_t cap = 16, k = 0, i = 0;
-    size_t *o = malloc(cap * sizeof *o);
-    if (!o) return false;
-    o[k++] = 0;
-    while (i < len) {
+    offsets v = {0};
+    bool ok = offsets_push(&v, 0);
+    for (size_t i = 0; ok && i < len;) {
         while (i < len && is_space(s[i])) i++;
         while (i < len && !is_space(s[i])) i++;
         while (i < len && is_space(s[i])) i++;
-        if (k == cap) {
-            size_t *p = realloc(o, 2 * cap * sizeof *o);
-            if (!p) {
-                free(o);
-                return false;
-            }
-            o = p;
-            cap *= 2;
-        }
-        o[k++] = i;
+        ok = offsets_push(&v, i);
     }
-    if (k - 1 > (size_t)MAX_TOKENS) {
-        free(o);
-        return false;
-    }
-    *off = o;
-    *n = (int32_t)(k - 1);
-    return true;
+    return offsets_take(&v, ok, (size_t)MAX_TOKENS, off, n);
 }
 
 /* Splits s into fragments of at most fb bytes, never inside a UTF-8 sequence. */
 static bool split_fragments(const char *s, size_t len, size_t fb, size_t **off, int32_t *n) {
-    size_t cap = len / fb + 2, k = 0, i = 0;
-    size_t *o = malloc(cap * sizeof *o);
-    if (!o) return false;
-    o[k++] = 0;
-    while (i < len) {
+    offsets v = {0};
+    bool ok = offsets_push(&v, 0);
+    for (size_t i = 0; ok && i < len;) {
         size_t j = i + fb < len ? i + fb : len;
         while (j > i && j < len && ((unsigned char)s[j] & 0xC0) == 0x80) j--;
         if (j == i) { /* fb smaller than this character: take the whole character */
             j = i + 1;
             while (j < len && ((unsigned char)s[j] & 0xC0) == 0x80) j++;
         }
-        if (k == cap) {
-            size_t *p = realloc(o, 2 * cap * sizeof *o);
-            if (!p) {
-                free(o);
-                return false;
-            }
-            o = p;
-            cap *= 2;
-        }
-        o[k++] = j;
+        ok = offsets_push(&v, j);
         i = j;
     }
-    *off = o;
-    *n = (int32_t)(k - 1);
-    return true;
+    return offsets_take(&v, ok, (size_t)INT32_MAX, off, n);
 }
 
 static bool tools_have(json_t *tools, const char *name) {
@@ -1076,8 +1075,10 @@ rf_fake_stats rf_fake_get_stats(const rf_fake *f) {
     for (int i = 0; i < RF_FAKE_FAULT_COUNT; i++)
         s.faults_by_kind[i] = atomic_load(&m->c.by_kind[i]);
     s.client_disconnects = atomic_load(&m->c.client_disconnects);
-    s.chunks_sent = atomic_load(&m->c.chunks_sent);
-    for (int i = 0; i < RF_FAKE_LATE_BINS; i++) s.late_hist[i] = atomic_load(&m->c.late_hist[i]);
+    for (int i = 0; i < RF_FAKE_LATE_BINS; i++) {
+        s.late_hist[i] = atomic_load(&m->c.late_hist[i]);
+        s.chunks_sent += s.late_hist[i];
+    }
     s.late_max_ms = (double)atomic_load(&m->c.late_max_ns) / 1e6;
     s.streamed_tokens = atomic_load(&m->c.streamed_tokens);
     uint64_t a = atomic_load(&m->c.first_arrival_ns), z = atomic_load(&m->c.last_end_ns);
@@ -1086,8 +1087,7 @@ rf_fake_stats rf_fake_get_stats(const rf_fake *f) {
 }
 
 double rf_fake_late_quantile(const rf_fake_stats *s, double q) {
-    uint64_t n = 0;
-    for (int i = 0; i < RF_FAKE_LATE_BINS; i++) n += s->late_hist[i];
+    const uint64_t n = s->chunks_sent;
     if (!n) return 0;
     uint64_t want = (uint64_t)ceil(q * (double)n), acc = 0;
     if (want < 1) want = 1;

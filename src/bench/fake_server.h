@@ -166,7 +166,7 @@ typedef struct rf_fake_stats {
     /* The server's own punctuality: for every streamed chunk, how late it was handed to the
      * socket against its programmed time, in 0.1 ms bins (the last bin: 100 ms or more). A
      * client's error is only its own beyond this. */
-    uint64_t chunks_sent;
+    uint64_t chunks_sent; /* the histogram's total */
     uint64_t late_hist[RF_FAKE_LATE_BINS];
     double late_max_ms;
     /* What was served: tokens of streams that reached their end, over the time from the first
