@@ -262,6 +262,15 @@ typedef struct err_stat {
     long compared;
 } err_stat;
 
+/* One fast dot against the reference: within DOT_TOL of sum |w_i a_i| (sc)? Records the error. */
+static int dot_ok(err_stat *st, double got, double ref, double sc) {
+    const double d = fabs(got - ref);
+    const double rel = sc > 0.0 ? d / sc : (d > 0.0 ? 1.0 : 0.0);
+    if (rel > st->max_rel) st->max_rel = rel;
+    st->compared++;
+    return d <= DOT_TOL * sc + 1e-30;
+}
+
 /* sum_i |w_i * a_i| over a row, from the decoded values (the error scale). */
 static double abs_dot(rf_type t, rf_type at, int64_t n, const uint8_t *w, const uint8_t *a,
                       float *wf, float *af) {
@@ -312,12 +321,8 @@ static void test_dot_type(const table *tb, rf_type t, err_stat *st) {
                     tb->k->dot_rows(t, n, nr, w + (size_t)first * stride, stride, a, got);
                     CHECK(got[nr] == 12345.0f);
                     for (int r = 0; r < nr; r++) {
-                        const double d = fabs((double)got[r] - (double)ref[first + r]);
                         const double sc = scale[first + r];
-                        const double rel = sc > 0.0 ? d / sc : (d > 0.0 ? 1.0 : 0.0);
-                        if (rel > st->max_rel) st->max_rel = rel;
-                        st->compared++;
-                        const int ok = d <= DOT_TOL * sc + 1e-30;
+                        const int ok = dot_ok(st, got[r], ref[first + r], sc);
                         if (!ok && reported++ < 5)
                             fprintf(stderr,
                                     "  %s dot %s n=%lld %s pad=%d nr=%d row %d: ref %.9g got %.9g "
@@ -457,11 +462,7 @@ static void test_tile_type(const table *tbs, int ntb, rf_type t, err_stat *sts) 
                             for (int r = 0; r < nr; r++) {
                                 const double rv = ref[(t0 + j) * MAX_ROWS + first + r];
                                 const double sc = scale[(t0 + j) * MAX_ROWS + first + r];
-                                const double d = fabs((double)got[j * os + r] - rv);
-                                const double rel = sc > 0.0 ? d / sc : (d > 0.0 ? 1.0 : 0.0);
-                                if (rel > st->max_rel) st->max_rel = rel;
-                                st->compared++;
-                                const int ok = d <= DOT_TOL * sc + 1e-30;
+                                const int ok = dot_ok(st, got[j * os + r], rv, sc);
                                 if (!ok && reported++ < 5)
                                     fprintf(stderr,
                                             "  %s dot_tile %s n=%lld %s nr=%d nt=%d row %d tok %d: "
