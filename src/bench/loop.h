@@ -3,7 +3,8 @@
  * for scheduled sends (absolute monotonic times, so a late loop shows as schedule lag instead of
  * shifting later sends), and work posted from other threads (the in-process engine's callbacks)
  * through a locked queue plus an eventfd. Sockets are watched with epoll and handed to libcurl
- * one at a time (curl_multi_socket_action), so an event costs the same at 1 or 1000 streams.
+ * one at a time (curl_multi_socket_action), so handling an event does not walk
+ * every open transfer (curl_multi_perform and curl_multi_poll do).
  *
  * Ownership: rf_loop_new returns a loop freed by rf_loop_free. Easy handles added with
  * rf_loop_add_easy stay owned by the caller; the loop removes them from the multi handle before
