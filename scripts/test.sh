@@ -2,8 +2,9 @@
 # scripts/test.sh: builds roofline twice (Release, and Debug with AddressSanitizer and
 # UndefinedBehaviorSanitizer) with warnings as errors, and runs the tests: every test in the
 # Release build, the unit tests (all but those labelled "slow") in the sanitizer build, the
-# engine's concurrency test under ThreadSanitizer, and the kernel tests cross-built for AArch64
-# under qemu (scripts/check_neon.sh: the NEON table, which this x86 machine cannot run natively).
+# concurrency tests (engine scheduler, bench loop, bench over the engine) under ThreadSanitizer,
+# and the kernel tests cross-built for AArch64 under qemu (scripts/check_neon.sh: the NEON table,
+# which this x86 machine cannot run natively).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 jobs="$(nproc)"
@@ -14,7 +15,7 @@ cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=Debug -DROOFLINE_SANIT
 cmake --build "$root/build-asan" -j "$jobs"
 cmake -S "$root" -B "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOFLINE_TSAN=ON \
   -DROOFLINE_WERROR=ON >/dev/null
-cmake --build "$root/build-tsan" -j "$jobs" --target test_engine
+cmake --build "$root/build-tsan" -j "$jobs" --target test_engine test_loop test_bench
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 echo "== tests (Release)"
@@ -22,5 +23,6 @@ ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 echo "== unit tests (ASan+UBSan)"
 ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -LE slow
 echo "== concurrency tests (ThreadSanitizer)"
-TSAN_OPTIONS="halt_on_error=1" ctest --test-dir "$root/build-tsan" --output-on-failure -R test_engine
+TSAN_OPTIONS="halt_on_error=1" ctest --test-dir "$root/build-tsan" --output-on-failure \
+  -R "^(test_engine|test_loop|test_bench)$"
 "$root/scripts/check_neon.sh"

@@ -213,9 +213,12 @@ rf_status rf_loop_post(rf_loop *l, rf_loop_fn fn, void *user) {
         l->posts = p;
         l->cap_posts = cap;
     }
+    /* Only the post that finds the queue empty wakes the loop: the others are drained with it
+     * (one eventfd write per batch of engine events, not one per token). */
+    const bool first = l->n_posts == 0;
     l->posts[l->n_posts++] = (posted){fn, user};
     pthread_mutex_unlock(&l->mu);
-    wake(l);
+    if (first) wake(l);
     return RF_OK;
 }
 

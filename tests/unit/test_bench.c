@@ -109,11 +109,18 @@ static void test_full_run(void) {
 
 /* An interrupt mid-run: the suites stop, what finished is in records.jsonl and the summary. */
 static volatile sig_atomic_t g_stop;
-/* Interrupts once a few records are written (or after 20 s), however fast the run goes. */
+static pthread_t g_main;
+static const char *g_records;
+static void on_usr1(int sig) {
+    (void)sig;
+    g_stop = 1; /* in the main thread, as the CLI's SIGINT handler */
+}
+/* Interrupts once a few records are written (or after 20 s), however fast the run goes: a
+ * signal to the main thread, so the flag is written where the bench reads it. */
 static void *interrupter(void *arg) {
-    const char *records = arg;
-    for (int i = 0; i < 10000 && count_lines(records) < 5; i++) usleep(2000);
-    g_stop = 1;
+    (void)arg;
+    for (int i = 0; i < 10000 && count_lines(g_records) < 5; i++) usleep(2000);
+    pthread_kill(g_main, SIGUSR1);
     return NULL;
 }
 
@@ -132,8 +139,14 @@ static void test_interrupt(void) {
     if (!b) return;
     char records[400];
     snprintf(records, sizeof records, "%s/records.jsonl", dir);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    g_main = pthread_self();
+    g_records = records;
     pthread_t th;
-    pthread_create(&th, NULL, interrupter, records);
+    pthread_create(&th, NULL, interrupter, NULL);
     CHECK(rf_bench_run_all(b, &err) == RF_OK);
     pthread_join(th, NULL);
     CHECK(rf_bench_finish(b, &err) == RF_OK);
