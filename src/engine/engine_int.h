@@ -9,6 +9,7 @@
 #define RF_ENGINE_ENGINE_INT_H
 
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "engine/textstream.h"
 #include "model/context.h"
@@ -29,13 +30,16 @@ typedef struct rf_req {
     int64_t t_submit_ns;
 } rf_req;
 
-typedef enum { SLOT_FREE = 0, SLOT_PREFILL, SLOT_DECODE } rf_slot_state;
+/* Whether a slot holds a request: written only by the scheduler thread, always under mu, so
+ * the API's threads may read it under mu. */
+typedef enum { SLOT_FREE = 0, SLOT_BUSY } rf_slot_state;
 
 typedef struct rf_slot {
     rf_slot_state state;
+    bool decoding;  /* prompt done, generating (scheduler thread only; no lock) */
     rf_req *req;    /* owned while the slot is busy */
     int32_t n_done; /* prompt tokens in the cache */
-    int32_t next;   /* sampled token to run next step (SLOT_DECODE) */
+    int32_t next;   /* sampled token to run next step (decoding) */
     int32_t n_gen;
     int8_t out_mode; /* RF_OUT_TOP or RF_OUT_LOGITS */
     int cancel;      /* set under mu by rf_engine_cancel */

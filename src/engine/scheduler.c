@@ -104,7 +104,8 @@ static int32_t admit(rf_engine *e, rf_req **dropped) {
         e->q_len--;
         rf_slot *s = &e->slots[free_slot];
         s->req = r;
-        s->state = SLOT_PREFILL;
+        s->state = SLOT_BUSY;
+        s->decoding = false;
         s->n_done = 0;
         s->n_gen = 0;
         s->cancel = 0;
@@ -134,7 +135,7 @@ static int32_t build_step(rf_engine *e, int32_t *n_out) {
     int32_t n = 0, no = 0, decoding = 0;
     for (int32_t i = 0; i < e->p.max_seqs; i++) {
         rf_slot *s = &e->slots[i];
-        if (s->state != SLOT_DECODE) continue;
+        if (s->state == SLOT_FREE || !s->decoding) continue;
         e->b_tok[n] = s->next;
         e->b_pos[n] = rf_context_seq_len(e->ctx, i);
         e->b_seq[n] = i;
@@ -147,7 +148,7 @@ static int32_t build_step(rf_engine *e, int32_t *n_out) {
     if (decoding && room > e->p.prefill_chunk) room = e->p.prefill_chunk;
     for (int32_t i = 0; i < e->p.max_seqs && room > 0; i++) {
         rf_slot *s = &e->slots[i];
-        if (s->state != SLOT_PREFILL) continue;
+        if (s->state == SLOT_FREE || s->decoding) continue;
         int32_t left = s->req->n_prompt - s->n_done;
         int32_t take = left < room ? left : room;
         for (int32_t j = 0; j < take; j++, n++) {
@@ -178,7 +179,7 @@ static void advance(rf_engine *e, int32_t si, int32_t row) {
                   : rf_sampler_sample(s->smp, rf_context_logits(e->ctx, row));
     s->n_gen++;
     if (!s->t_first_ns) s->t_first_ns = rf_now_ns();
-    s->state = SLOT_DECODE;
+    s->decoding = true;
     s->next = t;
     char *out = e->text;
     size_t len = 0;
@@ -226,7 +227,7 @@ void *rf_scheduler_main(void *arg) {
         for (int32_t i = 0; i < nd; i++) finish_queued(e, dropped[i], RF_FINISH_CANCELLED);
         for (int32_t i = 0; i < e->p.max_seqs; i++) {
             rf_slot *s = &e->slots[i];
-            if (before[i] == SLOT_FREE && s->state == SLOT_PREFILL) start_slot(e, s);
+            if (before[i] == SLOT_FREE && s->state == SLOT_BUSY) start_slot(e, s);
             if (s->state != SLOT_FREE && (s->cancel || stopping))
                 finish(e, s, -1, "", 0, RF_FINISH_CANCELLED, NULL);
         }
