@@ -43,6 +43,16 @@
 #define FINGERPRINT     "fp_roofline_fake"
 #define BAD_TOOL_ARGS   "{\"ids\": [3, 14, 15"
 #define DEFAULT_TOK_TXT "tok "
+#define MAX_FRAG_BYTES  65536
+
+/* The caps a request cannot reach by construction (see fake_server.h): a reply is a string of
+ * the request body, and a string's JSON-escaped length is never more than it took in the body
+ * (raw control characters are not valid JSON), so even a whole reply fits one event; an
+ * arguments fragment is at most MAX_FRAG_BYTES bytes (or one UTF-8 character), each at most 6
+ * escaped. */
+_Static_assert(BODY_MAX <= RF_FAKE_EVENT_MAX, "a reply must fit one event");
+_Static_assert(6u * MAX_FRAG_BYTES <= RF_FAKE_EVENT_MAX, "a fragment must fit one event");
+_Static_assert(MAX_TOKENS <= RF_FAKE_DELTAS_MAX, "reply pieces are capped at MAX_TOKENS");
 
 typedef struct fake_counters {
     atomic_uint_least64_t requests, chat_requests, bad_requests, streams_started, streams_completed,
@@ -521,65 +531,92 @@ static bool is_space(char ch) {
     return ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r';
 }
 
-/* A growing list of byte offsets (the piece boundaries of a reply). */
-typedef struct offsets {
-    size_t *o;
-    size_t k, cap;
-} offsets;
-
-static bool offsets_push(offsets *v, size_t x) {
-    if (v->k == v->cap) {
-        size_t cap = v->cap ? 2 * v->cap : 16;
-        size_t *p = realloc(v->o, cap * sizeof *p);
-        if (!p) return false;
-        v->o = p;
-        v->cap = cap;
-    }
-    v->o[v->k++] = x;
-    return true;
-}
-
-/* Hands the list over as n pieces (n + 1 offsets, caller frees), or frees it and fails (out
- * of memory, or more than max pieces). */
-static bool offsets_take(offsets *v, bool ok, size_t max, size_t **off, int32_t *n) {
-    if (!ok || v->k - 1 > max) {
-        free(v->o);
-        return false;
-    }
-    *off = v->o;
-    *n = (int32_t)(v->k - 1);
-    return true;
-}
-
-/* Splits s (len bytes) into pieces ending after each run of spaces: *off gets n + 1 offsets
- * (caller frees). */
-static bool split_reply(const char *s, size_t len, size_t **off, int32_t *n) {
-    offsets v = {0};
-    bool ok = offsets_push(&v, 0);
-    for (size_t i = 0; ok && i < len;) {
+/* The pieces of a reply: each ends after a run of spaces. Returns their number; with off, also
+ * writes their n + 1 boundary offsets. */
+static size_t reply_walk(const char *s, size_t len, size_t *off) {
+    size_t n = 0;
+    if (off) off[0] = 0;
+    for (size_t i = 0; i < len;) {
         while (i < len && is_space(s[i])) i++;
         while (i < len && !is_space(s[i])) i++;
         while (i < len && is_space(s[i])) i++;
-        ok = offsets_push(&v, i);
+        n++;
+        if (off) off[n] = i;
     }
-    return offsets_take(&v, ok, (size_t)MAX_TOKENS, off, n);
+    return n;
 }
 
-/* Splits s into fragments of at most fb bytes, never inside a UTF-8 sequence. */
-static bool split_fragments(const char *s, size_t len, size_t fb, size_t **off, int32_t *n) {
-    offsets v = {0};
-    bool ok = offsets_push(&v, 0);
-    for (size_t i = 0; ok && i < len;) {
-        size_t j = i + fb < len ? i + fb : len;
+/* Fragments of at most fb bytes, never cut inside a UTF-8 sequence (a character longer than fb
+ * is one fragment). Returns their number; with off, also writes their n + 1 offsets. */
+static size_t frag_walk(const char *s, size_t len, size_t fb, size_t *off) {
+    size_t n = 0;
+    if (off) off[0] = 0;
+    for (size_t i = 0; i < len;) {
+        size_t j = len - i > fb ? i + fb : len;
         while (j > i && j < len && ((unsigned char)s[j] & 0xC0) == 0x80) j--;
         if (j == i) { /* fb smaller than this character: take the whole character */
             j = i + 1;
             while (j < len && ((unsigned char)s[j] & 0xC0) == 0x80) j++;
         }
-        ok = offsets_push(&v, j);
+        n++;
+        if (off) off[n] = j;
         i = j;
     }
-    return offsets_take(&v, ok, (size_t)INT32_MAX, off, n);
+    return n;
+}
+
+/* The n + 1 offsets of n pieces in one exact allocation (caller frees); NULL when out of
+ * memory. */
+static size_t *offsets_alloc(size_t n) {
+    return n < SIZE_MAX / sizeof(size_t) - 1 ? malloc((n + 1) * sizeof(size_t)) : NULL;
+}
+
+/* Bytes of s (len bytes of UTF-8) inside a JSON string as jansson writes it (no
+ * JSON_ENSURE_ASCII, no JSON_ESCAPE_SLASH): '"', '\\', \b \f \n \r \t take 2 bytes, the other
+ * control characters 6 (\u00XX), everything else itself. */
+static size_t json_escaped_len(const char *s, size_t len) {
+    size_t n = len;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\' || ch == '\b' || ch == '\f' || ch == '\n' || ch == '\r' ||
+            ch == '\t')
+            n += 1;
+        else if (ch < 0x20)
+            n += 5;
+    }
+    return n;
+}
+
+/* a * b, or SIZE_MAX when that overflows (checked before multiplying). */
+static size_t mul_sat(size_t a, size_t b) {
+    return a && b > SIZE_MAX / a ? SIZE_MAX : a * b;
+}
+
+static size_t add_sat(size_t a, size_t b) {
+    return b > SIZE_MAX - a ? SIZE_MAX : a + b;
+}
+
+/* The body's structural JSON characters outside strings (',' ':' '[' '{'), counted up to
+ * max + 1: a bound on the values and members the parser would allocate (each costs it up to a
+ * few hundred bytes, so a body of tiny values would otherwise cost ~80 times its size). A
+ * malformed body is counted too; the parser rejects it afterwards. */
+static size_t json_items(const uint8_t *s, size_t n, size_t max) {
+    size_t k = 0;
+    bool in = false;
+    for (size_t i = 0; i < n && k <= max; i++) {
+        uint8_t ch = s[i];
+        if (in) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                in = false;
+        } else if (ch == '"') {
+            in = true;
+        } else if (ch == ',' || ch == ':' || ch == '[' || ch == '{') {
+            k++;
+        }
+    }
+    return k;
 }
 
 static bool tools_have(json_t *tools, const char *name) {
@@ -590,6 +627,69 @@ static bool tools_have(json_t *tools, const char *name) {
         if (nm && strcmp(nm, name) == 0) return true;
     }
     return false;
+}
+
+/* A name sent back (model, finish_reason, tool name): at most RF_FAKE_NAME_MAX bytes. */
+static bool check_name(const char *s, const char *param, req_err *e) {
+    size_t n = s ? strlen(s) : 0;
+    if (n <= RF_FAKE_NAME_MAX) return true;
+    return fail(e, param, "%s is %zu bytes, over the %d-byte cap", param, n, RF_FAKE_NAME_MAX);
+}
+
+/* Where the sizes' factors came from, for the errors: the request field that set the token
+ * count (NULL: none) and its name, and whether tokens_per_chunk and token_text were given. */
+typedef struct size_sources {
+    const char *tokens_field, *tokens_label;
+    bool has_tpc, has_text;
+} size_sources;
+
+/* "a,b" from the request fields among a and b (either may be NULL). */
+static void join_params(char *out, size_t cap, const char *a, const char *b) {
+    snprintf(out, cap, "%s%s%s", a ? a : "", a && b ? "," : "", b ? b : "");
+}
+
+/* The size caps on what the plan would build (see fake_server.h), before anything is built:
+ * a stream's largest content event, or a non-stream body's content and arguments. */
+static bool check_sizes(const fake_req *r, const size_sources *src, size_t args_len, req_err *e) {
+    const char *text_label = src->has_text ? "len(fake.token_text)" : "len(the default token_text)";
+    const char *text_field = src->has_text ? "fake.token_text" : NULL;
+    size_t text = json_escaped_len(r->token_text, r->token_text_len);
+    char param[64];
+    if (r->stream) {
+        /* a reply's pieces and the arguments fragments fit one event by construction */
+        if (r->reply || r->n_content == 0) return true;
+        bool by_tpc = r->tpc <= r->n_content; /* the first event is the largest */
+        size_t k = (size_t)(by_tpc ? r->tpc : r->n_content), bytes = mul_sat(k, text);
+        if (bytes <= RF_FAKE_EVENT_MAX) return true;
+        const char *k_field =
+            by_tpc ? (src->has_tpc ? "fake.tokens_per_chunk" : NULL) : src->tokens_field;
+        const char *k_label =
+            by_tpc ? (src->has_tpc ? "fake.tokens_per_chunk" : "the server's tokens_per_chunk")
+                   : src->tokens_label;
+        join_params(param, sizeof param, k_field, text_field);
+        return fail(e, param,
+                    "%s x %s = %zu x %zu = %zu bytes per event (JSON-escaped) exceeds the "
+                    "%u-byte cap",
+                    k_label, text_label, k, text, bytes, RF_FAKE_EVENT_MAX);
+    }
+    size_t content = r->reply ? json_escaped_len(r->reply, strlen(r->reply))
+                              : mul_sat((size_t)r->n_content, text);
+    size_t args = r->has_tool ? json_escaped_len(r->tool_args, args_len) : 0;
+    if (add_sat(content, args) <= RF_FAKE_COMPLETION_MAX) return true;
+    if (!r->reply && content > RF_FAKE_COMPLETION_MAX) {
+        join_params(param, sizeof param, src->tokens_field, text_field);
+        return fail(e, param,
+                    "%s x %s = %d x %zu = %zu bytes of non-stream content (JSON-escaped) exceeds "
+                    "the %u-byte cap (a stream is not capped in total)",
+                    src->tokens_label, text_label, (int)r->n_content, text, content,
+                    RF_FAKE_COMPLETION_MAX);
+    }
+    join_params(param, sizeof param, r->reply ? "fake.reply" : NULL,
+                r->has_tool ? "fake.tool_call.arguments" : NULL);
+    return fail(e, param,
+                "the non-stream content (%zu bytes) and tool-call arguments (%zu bytes, "
+                "JSON-escaped) exceed the %u-byte cap",
+                content, args, RF_FAKE_COMPLETION_MAX);
 }
 
 /* Builds r's plan from the parsed request r->root; false with e filled on a 400. */
@@ -659,13 +759,18 @@ static bool plan_request(rf_fake *f, fake_req *r, req_err *e) {
     bool has_tokens = false;
     if (!opt_int(fk, "tokens", "fake.tokens", 0, MAX_TOKENS, &tokens, &has_tokens, e)) return false;
     bool from_max = false;
+    /* where the count came from: the request's field (NULL: none) and its name in errors */
+    const char *tokens_field = "fake.tokens", *tokens_label = "fake.tokens";
     if (!has_tokens) {
-        if (p->tokens > 0)
-            tokens = p->tokens;
-        else if (has_max || has_mct)
+        tokens_field = NULL;
+        if (p->tokens > 0) {
+            tokens = p->tokens, tokens_label = "the server's tokens";
+        } else if (has_max || has_mct) {
             tokens = max_tokens, from_max = true;
-        else
-            tokens = DEFAULT_TOKENS;
+            tokens_field = tokens_label = has_mct ? "max_completion_tokens" : "max_tokens";
+        } else {
+            tokens = DEFAULT_TOKENS, tokens_label = "the default tokens";
+        }
     }
     r->tpc = p->tokens_per_chunk > 0 ? p->tokens_per_chunk : 1;
     r->usage = p->usage;
@@ -673,12 +778,14 @@ static bool plan_request(rf_fake *f, fake_req *r, req_err *e) {
     r->retry_after = p->retry_after_s;
     r->token_text = DEFAULT_TOK_TXT;
     int32_t frag = DEFAULT_FRAG;
+    bool has_tpc = false, has_frag = false;
     r->prompt_tokens = words;
-    if (!opt_int(fk, "tokens_per_chunk", "fake.tokens_per_chunk", 1, 10000, &r->tpc, NULL, e) ||
+    if (!opt_int(fk, "tokens_per_chunk", "fake.tokens_per_chunk", 1, 10000, &r->tpc, &has_tpc, e) ||
         !opt_bool(fk, "usage", "fake.usage", &r->usage, e) ||
         !opt_str(fk, "token_text", "fake.token_text", &r->token_text, e) ||
         !opt_str(fk, "reply", "fake.reply", &r->reply, e) ||
-        !opt_int(fk, "fragment_bytes", "fake.fragment_bytes", 1, 65536, &frag, NULL, e) ||
+        !opt_int(fk, "fragment_bytes", "fake.fragment_bytes", 1, MAX_FRAG_BYTES, &frag, &has_frag,
+                 e) ||
         !opt_int(fk, "prompt_tokens", "fake.prompt_tokens", 0, 1000000000, &r->prompt_tokens, NULL,
                  e) ||
         !opt_int(fk, "fault_after", "fake.fault_after", 0, MAX_TOKENS, &r->fault_at, NULL, e) ||
@@ -742,23 +849,48 @@ static bool plan_request(rf_fake *f, fake_req *r, req_err *e) {
         if (!r->tool_args) return fail(e, NULL, "out of memory");
     }
 
+    /* the names sent back (the model in every chunk) */
+    const char *tool_name_src =
+        tc && !json_is_null(tc) ? "fake.tool_call.name" : "tools[0].function.name";
+    if (!check_name(r->model, "model", e) || !check_name(r->finish, "fake.finish_reason", e) ||
+        !check_name(r->tool_name, tool_name_src, e))
+        return false;
+
     /* content tokens and events */
     if (r->reply) {
-        if (!split_reply(r->reply, strlen(r->reply), &r->reply_off, &r->n_content))
-            return fail(e, "fake.reply", "fake.reply has too many pieces");
+        size_t len = strlen(r->reply), n_pieces = reply_walk(r->reply, len, NULL);
+        if (n_pieces > MAX_TOKENS)
+            return fail(e, "fake.reply", "fake.reply has %zu pieces, more than %d", n_pieces,
+                        MAX_TOKENS);
+        if (!(r->reply_off = offsets_alloc(n_pieces))) return fail(e, NULL, "out of memory");
+        reply_walk(r->reply, len, r->reply_off);
+        r->n_content = (int32_t)n_pieces;
     } else {
         r->n_content = r->has_tool ? 0 : tokens;
     }
     r->n_cev = (int32_t)(((int64_t)r->n_content + r->tpc - 1) / r->tpc);
     r->n_ev = r->n_cev;
     r->completion_tokens = r->n_content;
+    size_t args_len = r->has_tool ? strlen(r->tool_args) : 0;
     if (r->has_tool) {
-        if (!split_fragments(r->tool_args, strlen(r->tool_args), (size_t)frag, &r->frag_off,
-                             &r->n_frag))
-            return fail(e, NULL, "out of memory");
+        size_t n_frag = frag_walk(r->tool_args, args_len, (size_t)frag, NULL);
+        if (n_frag > RF_FAKE_DELTAS_MAX)
+            return fail(e,
+                        has_frag ? "fake.tool_call.arguments,fake.fragment_bytes"
+                                 : "fake.tool_call.arguments",
+                        "len(fake.tool_call.arguments) / %s = %zu / %d = %zu tool-call deltas "
+                        "exceeds the %d-delta cap",
+                        has_frag ? "fake.fragment_bytes" : "the default fragment_bytes", args_len,
+                        (int)frag, n_frag, RF_FAKE_DELTAS_MAX);
+        if (!(r->frag_off = offsets_alloc(n_frag))) return fail(e, NULL, "out of memory");
+        frag_walk(r->tool_args, args_len, (size_t)frag, r->frag_off);
+        r->n_frag = (int32_t)n_frag;
         r->n_ev += 1 + r->n_frag;
         r->completion_tokens += 1 + r->n_frag;
     }
+    size_sources src = {tokens_field, tokens_label, has_tpc,
+                        json_is_string(json_object_get(fk, "token_text"))};
+    if (!check_sizes(r, &src, args_len, e)) return false;
     if (r->fault_at > r->n_ev) r->fault_at = r->n_ev;
     if (!r->finish)
         r->finish = r->has_tool ? "tool_calls" : (from_max && !r->reply) ? "length" : "stop";
@@ -769,23 +901,16 @@ static bool plan_request(rf_fake *f, fake_req *r, req_err *e) {
     return true;
 }
 
-/* The non-stream chat.completion body. */
-static json_t *completion_body(const fake_req *r) {
-    json_t *msg = json_pack("{s:s}", "role", "assistant");
-    if (!msg) return NULL;
-    if (r->n_content > 0 || !r->has_tool) {
-        rf_buf t;
-        rf_buf_init(&t, 0);
-        json_t *s = content_text(r, 0, r->n_content, &t)
-                        ? json_stringn(t.len ? (const char *)t.data : "", t.len)
-                        : NULL;
-        rf_buf_free(&t);
-        json_object_set_new(msg, "content", s ? s : json_null());
-    } else {
-        json_object_set_new(msg, "content", json_null());
-    }
-    json_object_set_new(msg, "refusal", json_null());
-    if (r->has_tool)
+/* The non-stream chat.completion body, into r->out, built once in one buffer reserved for its
+ * exact size: jansson writes the envelope with an empty content string, and the content is
+ * spliced in between its quotes (the reply, or the token text escaped once and copied
+ * n_content times), so no copy of the content is made on the way. False when out of memory. */
+static bool completion_body(fake_req *r) {
+    static const char key[] = "\"content\":\"\"";
+    bool has_content = r->n_content > 0 || !r->has_tool;
+    json_t *msg = json_pack("{s:s, s:o, s:n}", "role", "assistant", "content",
+                            has_content ? json_string("") : json_null(), "refusal");
+    if (msg && r->has_tool)
         json_object_set_new(msg, "tool_calls",
                             json_pack("[{s:s, s:s, s:{s:s, s:s}}]", "id", r->call_id, "type",
                                       "function", "function", "name", r->tool_name, "arguments",
@@ -795,7 +920,54 @@ static json_t *completion_body(const fake_req *r) {
                           r->model, "system_fingerprint", FINGERPRINT, "choices", "index", 0,
                           "message", msg, "logprobs", "finish_reason", r->finish);
     if (o && r->usage) json_object_set_new(o, "usage", usage_obj(r));
-    return o;
+    char *env = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!env) return false;
+    size_t env_len = strlen(env), at = env_len, piece_len = 0, reps = 0;
+    char *piece = NULL; /* the content, escaped, with its quotes */
+    if (has_content && r->n_content > 0) {
+        /* Inside a string every '"' is escaped, so `"content":""` can only be the key and its
+         * empty value. */
+        const char *k = strstr(env, key);
+        json_t *str =
+            r->reply ? json_string(r->reply) : json_stringn(r->token_text, r->token_text_len);
+        piece = k && str ? json_dumps(str, JSON_ENCODE_ANY) : NULL;
+        json_decref(str);
+        if (!piece) {
+            free(env);
+            return false;
+        }
+        at = (size_t)(k - env) + sizeof key - 2; /* just before the closing quote */
+        piece_len = strlen(piece) - 2;
+        reps = r->reply ? 1 : (size_t)r->n_content;
+    }
+    /* plan_request checked reps * piece_len against RF_FAKE_COMPLETION_MAX; checked again here
+     * so that no estimate can let a body past it */
+    rf_buf_reset(&r->out);
+    bool ok = mul_sat(reps, piece_len) <= RF_FAKE_COMPLETION_MAX &&
+              rf_buf_reserve(&r->out, env_len + reps * piece_len) == RF_OK &&
+              rf_buf_append(&r->out, env, at) == RF_OK;
+    for (size_t i = 0; ok && i < reps; i++)
+        ok = rf_buf_append(&r->out, piece + 1, piece_len) == RF_OK;
+    ok = ok && rf_buf_append(&r->out, env + at, env_len - at) == RF_OK;
+    free(piece);
+    free(env);
+    return ok;
+}
+
+/* Queues the first len bytes of r->out as the body, handing its buffer to libmicrohttpd. */
+static enum MHD_Result queue_out(struct MHD_Connection *c, fake_req *r, size_t len) {
+    uint8_t *data = rf_buf_take(&r->out, NULL);
+    struct MHD_Response *resp =
+        data ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE) : NULL;
+    if (!resp) {
+        free(data);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
+    MHD_destroy_response(resp);
+    return ret;
 }
 
 static enum MHD_Result queue_stream(rf_fake *f, fake_req *r, struct MHD_Connection *c) {
@@ -829,43 +1001,39 @@ static enum MHD_Result answer_body(rf_fake *f, fake_req *r, struct MHD_Connectio
             c, MHD_HTTP_OK,
             error_obj("fake error in a 200 body", "server_error", NULL, "fake_error_event"), NULL,
             NULL);
-    json_t *o = completion_body(r);
-    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
-    if (!s) return MHD_NO;
-    enum MHD_Result ret;
-    if (r->fault == RF_FAKE_FAULT_INVALID_JSON) {
-        ret = queue_text(c, MHD_HTTP_OK, "application/json", s, strlen(s) / 2, NULL, NULL);
-    } else if (r->fault == RF_FAKE_FAULT_TRUNCATE) {
-        size_t len = strlen(s);
-        rf_buf_reset(&r->out);
-        if (rf_buf_append(&r->out, s, len) != RF_OK) {
-            free(s);
-            return MHD_NO;
-        }
+    if (!completion_body(r)) return MHD_NO;
+    if (r->fault == RF_FAKE_FAULT_INVALID_JSON) return queue_out(c, r, r->out.len / 2);
+    if (r->fault == RF_FAKE_FAULT_TRUNCATE) {
         atomic_fetch_add(&r->refs, 1);
         struct MHD_Response *resp =
-            MHD_create_response_from_callback(len, 4096, truncated_reader, r, reader_free);
+            MHD_create_response_from_callback(r->out.len, 4096, truncated_reader, r, reader_free);
         if (!resp) {
             req_unref(r);
-            free(s);
             return MHD_NO;
         }
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-        ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
+        enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
         MHD_destroy_response(resp);
-    } else {
-        r->body_resp = true;
-        ret = queue_text(c, MHD_HTTP_OK, "application/json", s, strlen(s), NULL, NULL);
+        return ret;
     }
-    free(s);
-    return ret;
+    r->body_resp = true;
+    return queue_out(c, r, r->out.len);
 }
 
 static enum MHD_Result answer_chat(rf_fake *f, fake_req *r, struct MHD_Connection *c) {
     if (r->too_large)
         return queue_error(f, c, MHD_HTTP_CONTENT_TOO_LARGE, "invalid_request_error", NULL,
                            "request_too_large", "request body is larger than 1 MiB");
+    if (json_items(r->body.data, r->body.len, RF_FAKE_JSON_ITEMS_MAX) > RF_FAKE_JSON_ITEMS_MAX) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "request body has more than %d structural JSON characters (',' ':' '[' '{' "
+                 "outside strings)",
+                 RF_FAKE_JSON_ITEMS_MAX);
+        rf_buf_free(&r->body);
+        return queue_error(f, c, MHD_HTTP_BAD_REQUEST, "invalid_request_error", NULL,
+                           "too_many_json_items", msg);
+    }
     json_error_t je;
     r->root = json_loadb(r->body.len ? (const char *)r->body.data : "", r->body.len,
                          JSON_REJECT_DUPLICATES, &je);

@@ -10,8 +10,10 @@
  *   GET  /health                200 {"status":"ok"}
  * Anything else is 404 (405 for a known path with the wrong method). Errors are OpenAI error
  * objects {"error":{"message","type","param","code"}}: 400 for a body that is not JSON, not an
- * object, lacks a non-empty "messages" array, or has an out-of-range field (param names it);
- * 413 for a body over 1 MiB.
+ * object, lacks a non-empty "messages" array, has an out-of-range field (param names it), would
+ * exceed one of the size caps below (param names the field or fields, comma-separated; the
+ * message gives the product and the cap), or has more than RF_FAKE_JSON_ITEMS_MAX structural
+ * characters (code "too_many_json_items"); 413 for a body over 1 MiB.
  *
  * The schedule. Times are absolute CLOCK_MONOTONIC instants computed from the request's arrival
  * t0 (the access handler's first call, when the headers are in), so nothing drifts:
@@ -57,11 +59,46 @@
  *   "stall_ms": number 0..86400000   how long a stall lasts before the server drops the
  *                                    connection (default the server's, 60000)
  *   "retry_after": int 0..86400      the 429's Retry-After seconds (default the server's, 1)
+ * token_text, tokens_per_chunk, tokens, tool_call, fragment_bytes, finish_reason and the
+ * request's model (and max_tokens or max_completion_tokens when it sets the count) are held to
+ * the size caps below.
  * Example: {"model":"m","messages":[...],"stream":true,
  *           "fake":{"ttft_ms":40,"gap_ms":15,"tokens":10,"fault":"truncate","fault_after":3}}
  *
  * With a reply or a tool call, "tokens" is ignored: the reply's pieces and the call's deltas
  * are the tokens (and the wrong_tool_* faults send only the call, after the reply if any).
+ *
+ * Size caps. The request chooses how big the response is, so every size the server builds from
+ * request fields multiplied together is checked when the request is planned, before anything
+ * is built or scheduled (products in size_t, checked before multiplying), and a request over a
+ * cap gets the 400 above, e.g. param "fake.tokens_per_chunk,fake.token_text", message
+ * "fake.tokens_per_chunk x len(fake.token_text) = 10000 x 100000 = 1000000000 bytes per event
+ * (JSON-escaped) exceeds the 1048576-byte cap". Lengths are of the text as written, JSON-escaped
+ * the way jansson writes it (a control character takes up to 6 bytes):
+ *   RF_FAKE_EVENT_MAX (1 MiB): the content of one stream event, min(tokens_per_chunk, tokens)
+ *     x len(token_text). A stream is built one event at a time, so a stream of many events is
+ *     bounded per event, not in total. A reply's pieces and an arguments fragment come from the
+ *     1 MiB request body (a fragment is at most 65536 bytes before escaping), so they are within
+ *     this cap by construction. One event is at most this plus its envelope (id, model, ...: a
+ *     few KiB, model being capped below).
+ *   RF_FAKE_COMPLETION_MAX (64 MiB): a non-stream body's content plus tool-call arguments,
+ *     tokens x len(token_text) (or the reply) + len(arguments); the body is built in memory at
+ *     once, in one buffer reserved for its exact size (the token's text is escaped once and
+ *     copied tokens times).
+ *   RF_FAKE_NAME_MAX (1024 bytes, before escaping): the request's model (sent in every chunk),
+ *     fake.finish_reason and the tool call's name (fake.tool_call.name, or the request's first
+ *     tool's name for wrong_tool_call).
+ *   RF_FAKE_DELTAS_MAX (1000000): a tool call's argument fragments, len(arguments) /
+ *     fragment_bytes (a reply has at most 1000000 pieces too).
+ *   RF_FAKE_JSON_ITEMS_MAX (65536): the request body's structural characters outside strings
+ *     (',' ':' '[' '{'), counted before parsing, so a 1 MiB body of tiny values cannot make the
+ *     parser allocate ~80 times its size; the parser also limits nesting to 2048 levels.
+ * The server-wide params are checked when the server starts (tokens <= 1000000, tokens_per_chunk
+ * <= 10000, model <= 127 bytes) and with the default token text "tok " stay far within these
+ * caps (40000 bytes per event, 4 MB per body); combined with a request's fields they go through
+ * the same per-request checks. The memory a request can make the server hold is thus about its
+ * 1 MiB body, its parse (at most about 10 MiB), and one event (a few MiB while it is formatted)
+ * or one non-stream body (64 MiB plus its envelope).
  *
  * Faults (fake.fault, or the server's fault kind applied to each request with probability
  * fault_rate, drawn from a seeded counter-based generator; refuse, 500 and 429 answer as soon
@@ -148,6 +185,13 @@ typedef struct rf_fake_params {
     uint64_t seed;            /* for the fault draw; default 1 */
     const char *model;        /* the served model id; NULL: "fake-model" */
 } rf_fake_params;
+
+/* The size caps (see the top comment). */
+#define RF_FAKE_EVENT_MAX      (1u << 20)  /* content bytes (JSON-escaped) of one stream event */
+#define RF_FAKE_COMPLETION_MAX (64u << 20) /* content + arguments bytes of a non-stream body */
+#define RF_FAKE_NAME_MAX       1024        /* model, finish_reason, tool name (bytes) */
+#define RF_FAKE_DELTAS_MAX     1000000     /* tool-call argument fragments */
+#define RF_FAKE_JSON_ITEMS_MAX 65536       /* structural characters of a request body */
 
 #define RF_FAKE_LATE_BINS 1001 /* 0.1 ms each; the last one collects 100 ms and over */
 

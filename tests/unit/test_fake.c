@@ -3,12 +3,15 @@
  * the stream's event times against the schedule (first content at ttft, gaps, no drift) at
  * concurrency 1 and 64, the SSE shapes (role with the first token, finish, usage, [DONE]), the
  * non-stream body, /v1/models, /health, 400/404/405 errors, every fault kind, the fault rate,
- * client disconnects (counted, the server keeps serving), and rf_fake_stop with streams, a
- * stall and a pending non-stream response in flight. Prints the measured timing errors.
+ * client disconnects (counted, the server keeps serving), rf_fake_stop with streams, a
+ * stall and a pending non-stream response in flight, and the size caps (requests over them get
+ * a 400 naming the fields without the server's memory growing; requests at them still work).
+ * Prints the measured timing errors.
  */
 #include <curl/curl.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -52,6 +55,8 @@ typedef struct resp {
     bool fresh;             /* use a new connection: curl resends a request whose reused connection
                              * closed with no reply, which would send a "refuse" twice */
     atomic_int *ev_counter; /* bumped per event when set */
+    bool raw_only;          /* keep the body in raw only, not split into events (big bodies) */
+    size_t max_raw;         /* abort the transfer once raw holds more than this (0: never) */
     long status;
     CURLcode rc;
     char retry_after[32];
@@ -102,6 +107,8 @@ static size_t on_write(char *p, size_t sz, size_t n, void *user) {
     resp *r = user;
     int64_t now = rf_now_ns();
     rf_buf_append(&r->raw, p, sz * n);
+    if (r->max_raw && r->raw.len > r->max_raw) return 0;
+    if (r->raw_only) return sz * n;
     rf_buf_append(&r->pend, p, sz * n);
     split_events(r, now);
     if (r->abort_after && r->n_ev >= r->abort_after) return 0;
@@ -825,6 +832,305 @@ static void test_disconnect(void) {
     CHECK(stats().client_disconnects == s0.client_disconnects + 2);
 }
 
+/* ---- size caps ---- */
+
+/* A /proc/self/status figure in KiB (VmRSS: resident now, VmHWM: peak); -1 when unreadable. */
+static long status_kb(const char *key) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long v = -1;
+    size_t kl = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, kl) == 0 && line[kl] == ':') v = atol(line + kl + 1);
+    fclose(f);
+    return v;
+}
+
+/* Resets the peak (VmHWM) to the resident set now; false where the kernel does not allow it. */
+static bool reset_peak(void) {
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f) return false;
+    bool ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+/* pre + unit x reps + post, as a new string. */
+static char *repeat_body(const char *pre, const char *unit, size_t reps, const char *post) {
+    size_t lp = strlen(pre), lu = strlen(unit), lq = strlen(post);
+    char *b = xmalloc(lp + lu * reps + lq + 1), *w = b;
+    memcpy(w, pre, lp), w += lp;
+    for (size_t i = 0; i < reps; i++) memcpy(w, unit, lu), w += lu;
+    memcpy(w, post, lq), w += lq;
+    *w = 0;
+    return b;
+}
+
+/* A token text starting with "tok " whose JSON-escaped length is exactly enc (>= 6 * ctl + 84):
+ * ctl control characters (6 bytes each escaped), ten each of '"', '\\', '\n' and 'é' (2 each),
+ * then 'x' up to enc. Returns its raw length (out: at least enc bytes). */
+static size_t escaped_token(char *out, size_t enc, size_t ctl) {
+    size_t n = 0, e = 4;
+    memcpy(out, "tok ", 4), n = 4;
+    for (size_t i = 0; i < ctl; i++) out[n++] = '\x01', e += 6;
+    for (int i = 0; i < 10; i++) {
+        out[n++] = '"', out[n++] = '\\', out[n++] = '\n';
+        out[n++] = '\xc3', out[n++] = '\xa9';
+        e += 8;
+    }
+    while (e < enc) out[n++] = 'x', e++;
+    out[n] = 0;
+    return n;
+}
+
+/* A chat request (JSON) with fake = {"ttft_ms":0,"gap_ms":0,"token_text":text, extra...}. */
+static char *token_request(bool stream, const char *text, const char *extra_fmt, ...) {
+    json_t *fk = json_pack("{s:i, s:i, s:s}", "ttft_ms", 0, "gap_ms", 0, "token_text", text);
+    json_t *req = json_pack("{s:[{s:s, s:s}], s:b, s:o}", "messages", "role", "user", "content",
+                            "count", "stream", (int)stream, "fake", fk);
+    char extra[256];
+    va_list ap;
+    va_start(ap, extra_fmt);
+    vsnprintf(extra, sizeof extra, extra_fmt, ap);
+    va_end(ap);
+    json_t *x = json_loads(extra, 0, NULL);
+    if (!req || !x || json_object_update(fk, x)) abort();
+    json_decref(x);
+    char *b = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    if (!b) abort();
+    return b;
+}
+
+/* The error object's string member key; NULL when it is null or absent. */
+static const char *err_member(json_t *o, const char *key) {
+    return json_string_value(json_object_get(json_object_get(o, "error"), key));
+}
+
+#define RSS_GROWTH_MAX_KB (64L * 1024) /* what one refused request may add to the peak RSS */
+
+/* Sends body (owned, freed) and checks a quick 400 naming param (NULL: no param; code then
+ * checked when given) with msg in the message, and that the process's peak resident set (the
+ * server runs in-process) grew by less than RSS_GROWTH_MAX_KB while it was handled. */
+static void expect_refused(const char *name, char *body, const char *param, const char *code,
+                           const char *msg, bool peak_reset) {
+    if (peak_reset) reset_peak();
+    long rss0 = peak_reset ? status_kb("VmRSS") : status_kb("VmHWM");
+    resp r;
+    resp_init(&r);
+    r.max_raw = 8u << 20; /* a server that built the huge response anyway: stop reading */
+    r.raw_only = true;
+    chat(body, 20000, &r);
+    long growth = status_kb("VmHWM") - rss0;
+    json_t *o = body_json(&r);
+    const char *p = err_member(o, "param"), *c = err_member(o, "code"),
+               *m = err_member(o, "message");
+    CHECK_MSG(r.rc == CURLE_OK && r.status == 400 && is_error_body(&r),
+              "%s: curl %d, HTTP %ld, %zu bytes", name, (int)r.rc, r.status, r.raw.len);
+    CHECK_MSG(param ? p && strcmp(p, param) == 0 : p == NULL, "%s: param %s, want %s", name,
+              p ? p : "null", param ? param : "null");
+    CHECK_MSG(!code || (c && strcmp(c, code) == 0), "%s: code %s, want %s", name, c ? c : "null",
+              code);
+    CHECK_MSG(m && strstr(m, msg), "%s: message '%s' lacks '%s'", name, m ? m : "", msg);
+    CHECK_MSG(rss0 > 0 && growth < RSS_GROWTH_MAX_KB, "%s: peak RSS grew by %ld KiB", name, growth);
+    fprintf(stderr, "  cap %-34s -> %ld %s (peak RSS +%ld KiB): %s\n", name, r.status, p ? p : "-",
+            growth, m ? m : "");
+    json_decref(o);
+    resp_free(&r);
+    free(body);
+}
+
+#define FAKE0  "{" MSGS ",\"fake\":{\"ttft_ms\":0,\"gap_ms\":0,"
+#define SFAKE0 "{" MSGS ",\"stream\":true,\"fake\":{\"ttft_ms\":0,\"gap_ms\":0,"
+
+/* Requests whose sizes multiply past a cap: refused with a 400 naming the fields, and the
+ * server builds nothing (before the caps, the first built one 1 GB SSE event, 2.9 GB RSS). */
+static void test_caps_refused(void) {
+    bool peak_reset = reset_peak();
+    if (!peak_reset)
+        fprintf(stderr, "  (cannot reset the peak RSS here: growth measured from the peak)\n");
+    static const struct {
+        const char *name, *pre, *unit;
+        size_t reps;
+        const char *post, *param, *code, *msg;
+    } rows[] = {
+        /* 10000 tokens of 100 KB per event: the 1 GB event of the issue */
+        {"stream tpc 10000 x 100 KB text",
+         SFAKE0 "\"tokens\":10000,\"tokens_per_chunk\":10000,"
+                "\"token_text\":\"",
+         "x", 100000, "\"}}", "fake.tokens_per_chunk,fake.token_text", NULL,
+         "fake.tokens_per_chunk x len(fake.token_text) = 10000 x 100000 = 1000000000 bytes per "
+         "event (JSON-escaped) exceeds the 1048576-byte cap"},
+        /* fewer tokens than tokens_per_chunk: the count that bounds the event is named */
+        {"stream 200 tokens x 10 KB text",
+         SFAKE0 "\"tokens\":200,\"tokens_per_chunk\":10000,"
+                "\"token_text\":\"",
+         "y", 10000, "\"}}", "fake.tokens,fake.token_text", NULL,
+         "fake.tokens x len(fake.token_text) = 200 x 10000 = 2000000 bytes per event"},
+        /* the escaped length counts: 100000 control characters are 600000 bytes written */
+        {"stream tpc 2 x escaped text",
+         SFAKE0 "\"tokens\":4,\"tokens_per_chunk\":2,"
+                "\"token_text\":\"",
+         "\\u0001", 100000, "\"}}", "fake.tokens_per_chunk,fake.token_text", NULL,
+         "= 2 x 600000 = 1200000 bytes per event"},
+        /* a non-stream body is built at once: 1 GB of content */
+        {"body 1000000 tokens x 1000 B text", FAKE0 "\"tokens\":1000000,\"token_text\":\"", "z",
+         1000, "\"}}", "fake.tokens,fake.token_text", NULL,
+         "fake.tokens x len(fake.token_text) = 1000000 x 1000 = 1000000000 bytes of non-stream "
+         "content (JSON-escaped) exceeds the 67108864-byte cap"},
+        {"body max_tokens 1000000 x 100 B",
+         "{" MSGS ",\"max_tokens\":1000000,\"fake\":{"
+         "\"ttft_ms\":0,\"gap_ms\":0,\"token_text\":\"",
+         "w", 100, "\"}}", "max_tokens,fake.token_text", NULL,
+         "max_tokens x len(fake.token_text) = 1000000 x 100 = 100000000 bytes"},
+        /* 1000100 one-byte argument fragments: more deltas than tokens may be */
+        {"tool call 1000100 fragments",
+         SFAKE0 "\"fragment_bytes\":1,\"tool_call\":{\"name\":"
+                "\"f\",\"arguments\":\"",
+         "a", 1000100, "\"}}}", "fake.tool_call.arguments,fake.fragment_bytes", NULL,
+         "= 1000100 / 1 = 1000100 tool-call deltas exceeds the 1000000-delta cap"},
+        /* names sent back in every chunk */
+        {"model of 2000 bytes", "{" MSGS ",\"stream\":true,\"model\":\"", "m", 2000, "\"}", "model",
+         NULL, "model is 2000 bytes, over the 1024-byte cap"},
+        {"finish_reason of 1025 bytes", SFAKE0 "\"finish_reason\":\"", "f", 1025, "\"}}",
+         "fake.finish_reason", NULL, "over the 1024-byte cap"},
+        {"tool name of 5000 bytes", FAKE0 "\"tool_call\":{\"name\":\"", "n", 5000, "\"}}}",
+         "fake.tool_call.name", NULL, "over the 1024-byte cap"},
+        /* 1 MiB of empty objects: ~80 MB for the parser, refused before parsing */
+        {"body of 340000 empty objects", "{" MSGS ",\"pad\":[", "{},", 340000, "{}]}", NULL,
+         "too_many_json_items", "more than 65536 structural JSON characters"},
+        /* nesting past the parser's limit (2048) */
+        {"nesting 3000 deep", "{" MSGS ",\"pad\":", "[", 3000, "]}", NULL, "invalid_json",
+         "not valid JSON"},
+    };
+    uint64_t bad0 = stats().bad_requests;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        expect_refused(rows[i].name,
+                       repeat_body(rows[i].pre, rows[i].unit, rows[i].reps, rows[i].post),
+                       rows[i].param, rows[i].code, rows[i].msg, peak_reset);
+
+    /* one past the event cap, with escapes: 1025 tokens of exactly 1024 escaped bytes */
+    char *tok = xmalloc(70000);
+    escaped_token(tok, 1024, 100);
+    expect_refused("stream tpc 1025 x 1024 B escaped",
+                   token_request(true, tok, "{\"tokens\":3000,\"tokens_per_chunk\":1025}"),
+                   "fake.tokens_per_chunk,fake.token_text", NULL,
+                   "= 1025 x 1024 = 1049600 bytes per event", peak_reset);
+    /* one token past the body cap: 1025 tokens of 65536 escaped bytes */
+    escaped_token(tok, 65536, 10000);
+    expect_refused("body 1025 tokens x 64 KiB escaped",
+                   token_request(false, tok, "{\"tokens\":1025}"), "fake.tokens,fake.token_text",
+                   NULL, "= 1025 x 65536 = 67174400 bytes of non-stream content", peak_reset);
+    free(tok);
+    size_t n_rows = sizeof rows / sizeof rows[0] + 2;
+    CHECK_MSG(stats().bad_requests - bad0 == n_rows, "bad_requests +%llu, want %zu",
+              (unsigned long long)(stats().bad_requests - bad0), n_rows);
+
+    /* the server still serves */
+    resp r;
+    view v;
+    resp_init(&r);
+    chat(SFAKE0 "\"tokens\":3}}", 0, &r);
+    analyze(&r, &v, false);
+    CHECK(r.rc == CURLE_OK && v.n_content == 3 && v.done_last);
+    resp_free(&r);
+}
+
+/* Requests exactly at the caps still work. */
+static void test_caps_at_limit(void) {
+    char *tok = xmalloc(70000);
+    resp r;
+    view v;
+
+    /* a stream whose events carry 1024 tokens of 1024 escaped bytes: exactly the event cap */
+    size_t raw = escaped_token(tok, 1024, 100);
+    char *body =
+        token_request(true, tok, "{\"tokens\":3000,\"tokens_per_chunk\":1024,\"usage\":true}");
+    resp_init(&r);
+    chat(body, 60000, &r);
+    free(body);
+    analyze(&r, &v, false);
+    CHECK_MSG(r.rc == CURLE_OK && r.status == 200, "stream at the cap: curl %d, HTTP %ld",
+              (int)r.rc, r.status);
+    CHECK_MSG(v.n_content == 3 && v.tokens_in[0] == 1024 && v.tokens_in[1] == 1024 &&
+                  v.tokens_in[2] == 952,
+              "stream at the cap: %d events (%d, %d, %d tokens)", v.n_content, v.tokens_in[0],
+              v.tokens_in[1], v.tokens_in[2]);
+    CHECK(strcmp(v.finish, "stop") == 0 && v.done_last && v.n_invalid == 0);
+    /* the first content event's text is the token, 1024 times */
+    bool same = false;
+    for (int i = 0; i < r.n_ev && !same; i++) {
+        json_t *o = json_loads(r.ev[i].data, 0, NULL);
+        json_t *c = json_object_get(
+            json_object_get(json_array_get(json_object_get(o, "choices"), 0), "delta"), "content");
+        if (json_is_string(c)) {
+            const char *t = json_string_value(c);
+            same = json_string_length(c) == 1024 * raw;
+            for (size_t k = 0; same && k < 1024; k++) same = memcmp(t + k * raw, tok, raw) == 0;
+            i = r.n_ev;
+        }
+        json_decref(o);
+    }
+    CHECK_MSG(same, "stream at the cap: the first event's content is not the token x 1024");
+    fprintf(stderr, "  cap: a stream at the event cap: %d events, %d + %d + %d tokens\n",
+            v.n_content, v.tokens_in[0], v.tokens_in[1], v.tokens_in[2]);
+    resp_free(&r);
+
+    /* a non-stream body of 1024 tokens of 65536 escaped bytes: exactly the body cap */
+    raw = escaped_token(tok, 65536, 10000);
+    body = token_request(false, tok, "{\"tokens\":1024}");
+    resp_init(&r);
+    r.raw_only = true;
+    chat(body, 120000, &r);
+    free(body);
+    json_t *o = body_json(&r);
+    json_t *ch = json_array_get(json_object_get(o, "choices"), 0);
+    json_t *c = json_object_get(json_object_get(ch, "message"), "content");
+    const char *t = json_string_value(c);
+    bool ok = t && json_string_length(c) == 1024 * raw;
+    for (size_t k = 0; ok && k < 1024; k++) ok = memcmp(t + k * raw, tok, raw) == 0;
+    CHECK_MSG(r.rc == CURLE_OK && r.status == 200 && r.raw.len > RF_FAKE_COMPLETION_MAX,
+              "body at the cap: curl %d, HTTP %ld, %zu bytes", (int)r.rc, r.status, r.raw.len);
+    CHECK_MSG(ok, "body at the cap: content of %zu bytes is not the token x 1024",
+              c ? json_string_length(c) : 0);
+    CHECK(json_integer_value(json_object_get(json_object_get(o, "usage"), "completion_tokens")) ==
+          1024);
+    fprintf(stderr, "  cap: a non-stream body at the body cap: %zu bytes\n", r.raw.len);
+    json_decref(o);
+    resp_free(&r);
+    free(tok);
+
+    /* 1000000 one-byte argument fragments (non-stream: counted, not sent): the delta cap */
+    body = repeat_body(FAKE0 "\"fragment_bytes\":1,\"tool_call\":{\"name\":\"f\",\"arguments\":\"",
+                       "a", 999999, "\"}}}");
+    resp_init(&r);
+    r.raw_only = true;
+    chat(body, 60000, &r);
+    free(body);
+    o = body_json(&r);
+    CHECK_MSG(r.status == 200 && json_integer_value(json_object_get(
+                                     json_object_get(o, "usage"), "completion_tokens")) == 1000000,
+              "1000000 deltas: HTTP %ld", r.status);
+    json_decref(o);
+    resp_free(&r);
+
+    /* names at their cap */
+    char *m = repeat_body("", "m", RF_FAKE_NAME_MAX, "");
+    json_t *req = json_pack("{s:s, s:[{s:s, s:s}], s:b, s:{s:i, s:i, s:s}}", "model", m, "messages",
+                            "role", "user", "content", "hi", "stream", 1, "fake", "ttft_ms", 0,
+                            "tokens", 2, "finish_reason", m);
+    body = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    resp_init(&r);
+    chat(body, 0, &r);
+    free(body);
+    analyze(&r, &v, false);
+    CHECK_MSG(r.status == 200 && v.n_content == 2 && strlen(v.finish) > 0 && v.done_last,
+              "names at the cap: HTTP %ld, %d events", r.status, v.n_content);
+    resp_free(&r);
+    free(m);
+}
+
 /* ---- concurrency ---- */
 
 typedef struct worker {
@@ -980,6 +1286,8 @@ int main(void) {
     request("GET", "/health", NULL, 0, &warm);
     resp_free(&warm);
 
+    test_caps_refused(); /* first: it measures the process's peak resident set */
+    test_caps_at_limit();
     test_stream_timing();
     test_stream_shapes();
     test_non_stream();
