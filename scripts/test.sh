@@ -2,7 +2,8 @@
 # scripts/test.sh: builds roofline twice (Release, and Debug with AddressSanitizer and
 # UndefinedBehaviorSanitizer) with warnings as errors, and runs the tests: every test in the
 # Release build, the unit tests (all but those labelled "slow") in the sanitizer build, the
-# concurrency tests (engine scheduler, bench loop, bench over the engine) under ThreadSanitizer,
+# concurrency tests (engine scheduler, bench loop, bench over the engine, the bench's hostile-input
+# and kill/resume cases) under ThreadSanitizer,
 # and the kernel tests cross-built for AArch64 under qemu (scripts/check_neon.sh: the NEON table,
 # which this x86 machine cannot run natively).
 set -euo pipefail
@@ -15,7 +16,8 @@ cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=Debug -DROOFLINE_SANIT
 cmake --build "$root/build-asan" -j "$jobs"
 cmake -S "$root" -B "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOFLINE_TSAN=ON \
   -DROOFLINE_WERROR=ON >/dev/null
-cmake --build "$root/build-tsan" -j "$jobs" --target test_engine test_loop test_bench
+cmake --build "$root/build-tsan" -j "$jobs" --target roofline test_engine test_loop test_bench \
+  test_bench_hostile
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 echo "== tests (Release)"
@@ -24,5 +26,5 @@ echo "== unit tests (ASan+UBSan)"
 ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -LE slow
 echo "== concurrency tests (ThreadSanitizer)"
 TSAN_OPTIONS="halt_on_error=1" ctest --test-dir "$root/build-tsan" --output-on-failure \
-  -R "^(test_engine|test_loop|test_bench)$"
+  -R "^(test_engine|test_loop|test_bench|test_bench_hostile)$"
 "$root/scripts/check_neon.sh"

@@ -1,5 +1,6 @@
 /* backend.c: the backend registry, configuration copies and result helpers. */
 #include "bench/backend.h"
+#include "util/file.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,9 +11,36 @@ static const rf_backend_vtable *const g_backends[] = {&rf_backend_local, &rf_bac
 
 const char *rf_bk_error_name(rf_bk_error e) {
     static const char *names[RF_BK_ERROR_COUNT] = {
-        "ok",        "refused",      "timeout",      "stall",     "http_4xx", "http_5xx",
-        "truncated", "invalid_json", "server_error", "cancelled", "internal"};
+        "ok",       "refused",        "timeout",      "stall",        "http_4xx",
+        "http_5xx", "truncated",      "invalid_json", "server_error", "cancelled",
+        "internal", "protocol_error", "http_status",  "client_error"};
     return e < RF_BK_ERROR_COUNT ? names[e] : "unknown";
+}
+
+bool rf_bk_error_parse(const char *s, rf_bk_error *out) {
+    for (int k = 0; s && k < RF_BK_ERROR_COUNT; k++)
+        if (!strcmp(s, rf_bk_error_name((rf_bk_error)k))) {
+            *out = (rf_bk_error)k;
+            return true;
+        }
+    return false;
+}
+
+int64_t rf_bk_reply_cap(const rf_bk_request *req) {
+    return req->max_reply_bytes > 0 ? req->max_reply_bytes : RF_BK_DEFAULT_REPLY_CAP;
+}
+
+bool rf_bk_append_capped(rf_buf *buf, int64_t cap, int64_t *total, const char *p, size_t n) {
+    *total += (int64_t)n;
+    int64_t room = cap - (int64_t)buf->len;
+    if (room <= 0 || !n) return true;
+    size_t k = (int64_t)n < room ? n : (size_t)room;
+    return rf_buf_append(buf, p, k) == RF_OK;
+}
+
+bool rf_bk_result_text(rf_bk_request *req, const char *p, size_t n) {
+    rf_bk_result *r = &req->res;
+    return rf_bk_append_capped(&r->text, rf_bk_reply_cap(req), &r->text_bytes, p, n);
 }
 
 void rf_bk_result_init(rf_bk_result *r) {
@@ -35,6 +63,12 @@ void rf_bk_result_free(rf_bk_result *r) {
 }
 
 bool rf_bk_result_event(rf_bk_result *r, int64_t t, int32_t tokens) {
+    if (!r->t_first_content) r->t_first_content = t;
+    if (r->n_ev >= RF_BK_MAX_EVENTS) { /* an endless stream: count it, keep no more times */
+        r->n_ev_dropped++;
+        r->t_last_content = t;
+        return true;
+    }
     if (r->n_ev == r->cap_ev) {
         int32_t cap = r->cap_ev ? r->cap_ev * 2 : 256;
         int64_t *nt = realloc(r->ev_t, (size_t)cap * sizeof *nt);
@@ -48,7 +82,6 @@ bool rf_bk_result_event(rf_bk_result *r, int64_t t, int32_t tokens) {
     r->ev_t[r->n_ev] = t;
     r->ev_tokens[r->n_ev] = tokens;
     r->n_ev++;
-    if (!r->t_first_content) r->t_first_content = t;
     r->t_last_content = t;
     return true;
 }
@@ -56,10 +89,16 @@ bool rf_bk_result_event(rf_bk_result *r, int64_t t, int32_t tokens) {
 void rf_bk_fail(rf_bk_result *r, rf_bk_error e, const char *fmt, ...) {
     if (r->err != RF_BK_OK) return; /* the first error is the cause */
     r->err = e;
+    /* formatted whole, then cut on a character with unprintable bytes escaped: a server's
+     * message may be anything, and the record must still hold valid text */
+    char raw[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->err_msg, sizeof r->err_msg, fmt, ap);
+    int n = vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    if (n < 0) n = 0;
+    size_t len = (size_t)n < sizeof raw ? (size_t)n : sizeof raw - 1;
+    rf_escaped(raw, len, r->err_msg, sizeof r->err_msg);
 }
 
 static char *dup_or_null(const char *s) {
@@ -71,29 +110,47 @@ static void free_cfg(rf_backend_cfg *c) {
     free((void *)c->uri);
     free((void *)c->model);
     free((void *)c->api_key_env);
+    free((void *)c->extra_body);
     memset(c, 0, sizeof *c);
+}
+
+static const rf_backend_vtable *find_scheme(const rf_backend_cfg *cfg, rf_error *err) {
+    if (!cfg->uri || !*cfg->uri) {
+        rf_error_set(err, RF_ERR_ARG, "backend '%s' has no URI", cfg->name ? cfg->name : "?");
+        return NULL;
+    }
+    const char *colon = strchr(cfg->uri, ':');
+    size_t n = colon ? (size_t)(colon - cfg->uri) : strlen(cfg->uri);
+    for (size_t i = 0; i < sizeof g_backends / sizeof g_backends[0]; i++)
+        if (strlen(g_backends[i]->scheme) == n && !strncmp(g_backends[i]->scheme, cfg->uri, n))
+            return g_backends[i];
+    rf_error_set(err, RF_ERR_ARG,
+                 "backend '%s': unknown scheme '%.*s' in '%s' (known: local, local:MODEL.gguf, "
+                 "openai:URL)",
+                 cfg->name ? cfg->name : "?", (int)n, cfg->uri, cfg->uri);
+    return NULL;
+}
+
+rf_status rf_backend_validate(const rf_backend_cfg *cfg, rf_error *err) {
+    const rf_backend_vtable *vt = find_scheme(cfg, err);
+    if (!vt) return RF_ERR_ARG;
+    if (!vt->validate) return RF_OK;
+    rf_status st = vt->validate(cfg, err);
+    if (st) rf_error_prefix(err, "backend '%s'", cfg->name ? cfg->name : cfg->uri);
+    return st;
 }
 
 rf_status rf_backend_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend **out,
                           rf_error *err) {
     *out = NULL;
-    if (!cfg->uri || !*cfg->uri) return rf_error_set(err, RF_ERR_ARG, "backend without a URI");
-    const char *colon = strchr(cfg->uri, ':');
-    size_t n = colon ? (size_t)(colon - cfg->uri) : strlen(cfg->uri);
-    const rf_backend_vtable *vt = NULL;
-    for (size_t i = 0; i < sizeof g_backends / sizeof g_backends[0]; i++)
-        if (strlen(g_backends[i]->scheme) == n && !strncmp(g_backends[i]->scheme, cfg->uri, n))
-            vt = g_backends[i];
-    if (!vt)
-        return rf_error_set(err, RF_ERR_ARG,
-                            "backend '%s': unknown scheme '%.*s' in '%s' (known: local, "
-                            "local:MODEL.gguf, openai:URL)",
-                            cfg->name ? cfg->name : "?", (int)n, cfg->uri, cfg->uri);
+    const rf_backend_vtable *vt = find_scheme(cfg, err);
+    if (!vt) return RF_ERR_ARG;
     rf_backend_cfg copy = *cfg;
     copy.name = dup_or_null(cfg->name ? cfg->name : cfg->uri);
     copy.uri = dup_or_null(cfg->uri);
     copy.model = dup_or_null(cfg->model);
     copy.api_key_env = dup_or_null(cfg->api_key_env);
+    copy.extra_body = dup_or_null(cfg->extra_body);
     if (!copy.timeout_s) copy.timeout_s = 600;
     if (!copy.stall_s) copy.stall_s = 60;
     rf_backend *b = NULL;

@@ -36,7 +36,12 @@ typedef struct rf_backend_cfg {
     double stall_s;          /* no byte for this long mid-stream is an error; 0: 60 */
     const char *extra_body;  /* HTTP: a JSON object merged into every request body (as the
                               * openai SDK's extra_body), e.g. {"cache_prompt": false}; NULL */
+    int64_t max_reply_bytes; /* reply text (and each tool call's arguments) kept per request;
+                              * 0: RF_BK_DEFAULT_REPLY_CAP. Bytes past it are counted, not kept. */
 } rf_backend_cfg;
+
+#define RF_BK_DEFAULT_REPLY_CAP ((int64_t)1 << 20)
+#define RF_BK_MAX_EVENTS        (1 << 20) /* content events whose times are kept per request */
 
 /* ---- one request ---- */
 
@@ -59,15 +64,23 @@ typedef enum rf_bk_error {
     RF_BK_SERVER_ERROR, /* an error object inside a 200 stream */
     RF_BK_CANCELLED,
     RF_BK_INTERNAL,
+    RF_BK_PROTOCOL,    /* a reply that is not HTTP (garbage, HTTP/0.9, another protocol) */
+    RF_BK_HTTP_STATUS, /* an HTTP status the protocol does not use here (1xx, 3xx, 2xx != 200) */
+    RF_BK_CLIENT,      /* the client ran out of a local resource (descriptors, ports, memory):
+                        * not the server's fault */
     RF_BK_ERROR_COUNT
 } rf_bk_error;
 
 const char *rf_bk_error_name(rf_bk_error e); /* "refused", "timeout", ... ("ok") */
+/* The class named s (the names above); false when s names none. */
+bool rf_bk_error_parse(const char *s, rf_bk_error *out);
 
 typedef struct rf_bk_tool_call {
     char *id;
     char *name;
-    char *arguments; /* JSON text as sent (may be invalid JSON: graded, not trusted) */
+    char *arguments; /* JSON text as sent (may be invalid JSON: graded, not trusted), at most the
+                      * request's reply cap */
+    int64_t arguments_bytes; /* bytes of arguments that arrived (more than kept when cut) */
 } rf_bk_tool_call;
 
 typedef struct rf_bk_result {
@@ -81,7 +94,9 @@ typedef struct rf_bk_result {
     int64_t *ev_t;
     int32_t *ev_tokens;
     int32_t n_ev, cap_ev;
-    rf_buf text; /* reply content, concatenated */
+    int64_t n_ev_dropped; /* content events past RF_BK_MAX_EVENTS: counted, times not kept */
+    rf_buf text;          /* reply content, concatenated, at most the request's reply cap */
+    int64_t text_bytes;   /* reply bytes that arrived (text.len, plus what the cap cut) */
     rf_bk_tool_call *calls;
     int32_t n_calls;
     int32_t prompt_tokens;     /* from the server's usage; -1 when not sent */
@@ -91,9 +106,9 @@ typedef struct rf_bk_result {
     char finish_reason[24];
     int http_status;
     rf_bk_error err;
-    char err_msg[256];
-    int32_t resends; /* HTTP: times the request was resent on a new connection because a reused
-                      * one closed with no reply (libcurl does this by itself) */
+    char err_msg[512]; /* valid UTF-8 always: cut on a character, unprintable bytes as \xNN */
+    int32_t resends;   /* HTTP: times the request was resent on a new connection because a reused
+                        * one closed with no reply (libcurl does this by itself) */
     /* the server's own timings when it reports them (llama-server's `timings`) */
     bool has_timings;
     double prompt_ms, predicted_ms;
@@ -112,9 +127,10 @@ struct rf_bk_request {
     float top_p; /* 1: omitted */
     int32_t max_tokens;
     uint64_t seed;
-    bool ignore_eos;    /* ask for exactly max_tokens (vLLM/llama.cpp extension) */
-    bool stream;        /* SSE streaming (with usage) vs one JSON body */
-    rf_bk_done_fn done; /* runs once, on the loop thread */
+    bool ignore_eos;         /* ask for exactly max_tokens (vLLM/llama.cpp extension) */
+    bool stream;             /* SSE streaming (with usage) vs one JSON body */
+    int64_t max_reply_bytes; /* reply text and tool-call arguments kept; 0: the default cap */
+    rf_bk_done_fn done;      /* runs once, on the loop thread */
     void *user;
     rf_bk_result res;
     void *priv; /* the backend's per-request state */
@@ -122,8 +138,17 @@ struct rf_bk_request {
 
 void rf_bk_result_init(rf_bk_result *r);
 void rf_bk_result_free(rf_bk_result *r);
-/* Appends a content event (t, tokens) to r, growing its arrays; false when out of memory. */
+/* Appends a content event (t, tokens) to r, growing its arrays; false when out of memory. Past
+ * RF_BK_MAX_EVENTS events only the count and the last time are kept. */
 bool rf_bk_result_event(rf_bk_result *r, int64_t t, int32_t tokens);
+/* The cap on kept reply bytes for req (its max_reply_bytes, else the default). */
+int64_t rf_bk_reply_cap(const rf_bk_request *req);
+/* Appends reply text to req's result up to the cap; bytes past it are only counted in
+ * text_bytes. False when out of memory. Cuts on a byte: the record writer repairs a character
+ * cut at the cap. */
+bool rf_bk_result_text(rf_bk_request *req, const char *p, size_t n);
+/* Appends n bytes to buf (a tool call's arguments) up to cap, counting every byte in *total. */
+bool rf_bk_append_capped(rf_buf *buf, int64_t cap, int64_t *total, const char *p, size_t n);
 /* Sets the error class and a printf-style message (the first error wins). */
 void rf_bk_fail(rf_bk_result *r, rf_bk_error e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -134,6 +159,12 @@ typedef struct rf_backend rf_backend;
 
 typedef struct rf_backend_vtable {
     const char *scheme; /* "local", "openai", ... */
+    /* Event times are taken on the loop thread when data is read (HTTP): a busy loop makes them
+     * late. false when another thread stamps them (the engine's own clock readings). */
+    bool loop_timed;
+    /* Checks a configuration without opening anything (when the run is described, so a bad
+     * URL stops the run before it starts); NULL: nothing to check before open. */
+    rf_status (*validate)(const rf_backend_cfg *cfg, rf_error *err);
     rf_status (*open)(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend **out, rf_error *err);
     /* Starts req now (non-blocking). Failures to start are reported through req->done with an
      * error class, never by returning: the driver always gets exactly one done per start. */
@@ -158,6 +189,8 @@ struct rf_backend {
  * the known ones. */
 rf_status rf_backend_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend **out,
                           rf_error *err);
+/* The scheme and the backend's own checks of cfg (RF_ERR_ARG naming the backend and field). */
+rf_status rf_backend_validate(const rf_backend_cfg *cfg, rf_error *err);
 void rf_backend_close(rf_backend *b);
 
 extern const rf_backend_vtable rf_backend_local;

@@ -83,8 +83,8 @@ static void deliver(void *user) {
     if (ev->token >= 0 && (ev->finish == RF_FINISH_NONE || ev->finish == RF_FINISH_LENGTH)) {
         if (!rf_bk_result_event(r, ev->t_ns, 1)) rf_bk_fail(r, RF_BK_INTERNAL, "out of memory");
     }
-    if (ev->len && rf_buf_append(&r->text, ev->text, ev->len))
-        rf_bk_fail(r, RF_BK_INTERNAL, "out of memory");
+    if (ev->len && !rf_bk_result_text(req, ev->text, ev->len))
+        rf_bk_fail(r, RF_BK_CLIENT, "client out of memory");
     if (ev->finish == RF_FINISH_NONE) {
         free(ev);
         return;
@@ -114,7 +114,7 @@ static void deliver(void *user) {
             if (r->calls) {
                 char id[32];
                 snprintf(id, sizeof id, "call_%llu", (unsigned long long)lr->id);
-                r->calls[0] = (rf_bk_tool_call){strdup(id), name, args};
+                r->calls[0] = (rf_bk_tool_call){strdup(id), name, args, (int64_t)strlen(args)};
                 r->n_calls = 1;
                 snprintf(r->finish_reason, sizeof r->finish_reason, "tool_calls");
                 rf_buf_reset(&r->text); /* the reply was the call, not content */

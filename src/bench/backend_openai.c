@@ -35,17 +35,20 @@
  * freed by the post when the loop next runs.
  */
 #include <curl/curl.h>
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "bench/backend.h"
 #include "bench/sse.h"
 #include "util/clock.h"
+#include "util/file.h"
 
 #define OA_MAX_BODY          ((size_t)64 << 20) /* a non-streamed reply */
 #define OA_MAX_ERR_BODY      ((size_t)64 << 10) /* the part of an error body we keep */
@@ -55,6 +58,7 @@
 
 typedef struct oa_call {
     rf_buf id, name, args;
+    int64_t args_bytes; /* arguments bytes that arrived (args keeps at most the reply cap) */
     bool used;
 } oa_call;
 
@@ -92,6 +96,7 @@ struct oa_req {
     bool stream, saw_done, saw_finish, stalled;
     bool fresh;          /* resent once on a new connection after a reply-less end (on_xfer_done) */
     int n_prereq;        /* times libcurl sent this request (> 1: it resent it) */
+    int socket_errno;    /* why our socket() call failed (open_socket), or 0 */
     oa_req *next, *prev; /* in-flight list; next alone in the pool */
     char errbuf[CURL_ERROR_SIZE];
 };
@@ -141,14 +146,10 @@ static double get_number(const json_t *o, const char *key) {
     return json_is_number(v) ? json_number_value(v) : 0.0;
 }
 
-/* Copies s into out (size n) with control characters replaced, for messages. */
+/* A short excerpt of untrusted text for messages: valid UTF-8, cut on a character, control
+ * and invalid bytes escaped (util/file.h). */
 static void clean_copy(char *out, size_t n, const char *s, size_t len) {
-    size_t k = 0;
-    for (size_t i = 0; i < len && k + 1 < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        out[k++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
-    }
-    out[k] = 0;
+    rf_escaped(s, len, out, n);
 }
 
 /* The message of an OpenAI-style error: {"error":{"message":...}}, {"error":"..."},
@@ -169,7 +170,7 @@ static void error_message(const char *body, size_t len, char *out, size_t n) {
     if (msg)
         clean_copy(out, n, msg, strlen(msg));
     else
-        clean_copy(out, n, body, len < 200 ? len : 200);
+        clean_copy(out, n, body, len < 400 ? len : 400);
     json_decref(root);
 }
 
@@ -301,6 +302,7 @@ static oa_call *call_slot(oa_req *r, json_int_t idx) {
     while (r->n_calls <= idx) {
         oa_call *c = &r->calls[r->n_calls++];
         c->used = false;
+        c->args_bytes = 0;
         rf_buf_reset(&c->id);
         rf_buf_reset(&c->name);
         rf_buf_reset(&c->args);
@@ -314,13 +316,20 @@ static void set_str(rf_buf *b, const json_t *s) {
     rf_buf_append(b, json_string_value(s), json_string_length(s));
 }
 
-/* Appends arguments: a JSON string fragment, or (from servers that send an object) its text. */
-static void append_args(rf_buf *b, const json_t *a) {
+/* Appends arguments, up to the reply cap (every byte counted): a JSON string fragment, or (from
+ * servers that send an object) its compact text. */
+static void append_args(oa_req *r, oa_call *c, const json_t *a) {
+    int64_t cap = rf_bk_reply_cap(r->req);
+    bool ok = true;
     if (json_is_string(a)) {
-        rf_buf_append(b, json_string_value(a), json_string_length(a));
+        ok = rf_bk_append_capped(&c->args, cap, &c->args_bytes, json_string_value(a),
+                                 json_string_length(a));
     } else if (a && !json_is_null(a)) {
-        json_dump_callback(a, dump_to_buf, b, JSON_COMPACT);
+        char *txt = json_dumps(a, JSON_COMPACT);
+        ok = txt && rf_bk_append_capped(&c->args, cap, &c->args_bytes, txt, strlen(txt));
+        free(txt);
     }
+    if (!ok) rf_bk_fail(&r->req->res, RF_BK_INTERNAL, "out of memory");
 }
 
 /* Folds a tool_calls array (stream deltas or a whole message's calls) into the slots. */
@@ -337,7 +346,7 @@ static bool fold_calls(oa_req *r, const json_t *tcs) {
         set_str(&c->id, json_object_get(tc, "id"));
         if (json_is_object(fn)) {
             set_str(&c->name, json_object_get(fn, "name"));
-            append_args(&c->args, json_object_get(fn, "arguments"));
+            append_args(r, c, json_object_get(fn, "arguments"));
         }
         c->used = true;
         any = true;
@@ -391,7 +400,7 @@ static void fold_chunk(oa_req *r, const json_t *root) {
         if (json_is_object(d)) {
             const json_t *c = json_object_get(d, "content");
             if (json_is_string(c) && json_string_length(c)) {
-                if (rf_buf_append(&res->text, json_string_value(c), json_string_length(c)))
+                if (!rf_bk_result_text(r->req, json_string_value(c), json_string_length(c)))
                     rf_bk_fail(res, RF_BK_INTERNAL, "out of memory");
                 content = true;
             }
@@ -474,7 +483,8 @@ static void parse_body(oa_req *r) {
     bool content = false;
     const json_t *c = json_object_get(msg, "content");
     if (json_is_string(c) && json_string_length(c)) {
-        rf_buf_append(&res->text, json_string_value(c), json_string_length(c));
+        if (!rf_bk_result_text(r->req, json_string_value(c), json_string_length(c)))
+            rf_bk_fail(res, RF_BK_INTERNAL, "out of memory");
         content = true;
     }
     const json_t *tcs = json_object_get(msg, "tool_calls");
@@ -552,6 +562,16 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
     return 1; /* CURLE_ABORTED_BY_CALLBACK */
 }
 
+/* libcurl's socket() call, made here so that its errno is kept: out of descriptors (EMFILE) is
+ * this machine's failure, which libcurl reports as "Couldn't connect to server". */
+static curl_socket_t open_socket(void *user, curlsocktype purpose, struct curl_sockaddr *a) {
+    oa_req *r = user;
+    (void)purpose;
+    curl_socket_t fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    if (fd == CURL_SOCKET_BAD) r->socket_errno = errno;
+    return fd;
+}
+
 /* Runs before libcurl sends the request on a connection; a second call for one transfer is a
  * resend on a new connection after a reused one closed with no reply. */
 static int on_prereq(void *user, char *primary_ip, char *local_ip, int primary_port,
@@ -587,6 +607,8 @@ static oa_req *req_new(oa_backend *b) {
     curl_easy_setopt(e, CURLOPT_XFERINFODATA, r);
     curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
     curl_easy_setopt(e, CURLOPT_PREREQDATA, r);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, r);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, b->timeout_ms);
@@ -649,6 +671,7 @@ static void export_calls(oa_req *r, rf_bk_result *res) {
         o->id = buf_strdup(&c->id);
         o->name = buf_strdup(&c->name);
         o->arguments = buf_strdup(&c->args);
+        o->arguments_bytes = c->args_bytes;
     }
 }
 
@@ -672,17 +695,46 @@ static void complete(oa_req *r, bool to_pool) {
     req->done(req->user, req);
 }
 
+/* A failure of this machine (out of descriptors, ports or buffers), not of the server. */
+static bool local_resource_errno(long e) {
+    return e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM || e == EADDRNOTAVAIL ||
+           e == EAGAIN;
+}
+
 static void classify_curl(oa_req *r, int code) {
     rf_bk_result *res = &r->req->res;
     const char *detail = r->errbuf[0] ? r->errbuf : curl_easy_strerror((CURLcode)code);
+    long os_err = r->socket_errno; /* libcurl does not keep socket()'s errno: open_socket does */
+    if (!os_err) curl_easy_getinfo(r->easy, CURLINFO_OS_ERRNO, &os_err);
+    if (!res->http_status && local_resource_errno(os_err) &&
+        (code == CURLE_COULDNT_CONNECT || code == CURLE_OUT_OF_MEMORY ||
+         code == CURLE_FAILED_INIT || code == CURLE_SEND_ERROR || code == CURLE_RECV_ERROR)) {
+        rf_bk_fail(res, RF_BK_CLIENT, "client-side failure, not the server's: %s (%s)%s",
+                   strerror((int)os_err), detail,
+                   os_err == EMFILE || os_err == ENFILE
+                       ? "; raise the descriptor limit (ulimit -n) or lower the concurrency"
+                       : "");
+        return;
+    }
     switch ((CURLcode)code) {
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
     case CURLE_COULDNT_CONNECT:
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_UNSUPPORTED_PROTOCOL:
         rf_bk_fail(res, RF_BK_REFUSED, "%s: %s", r->b->url_chat, detail);
+        break;
+    case CURLE_UNSUPPORTED_PROTOCOL: /* the URL was checked at open: here, an HTTP/0.9 reply */
+    case CURLE_WEIRD_SERVER_REPLY:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_BAD_CONTENT_ENCODING:
+    case CURLE_RANGE_ERROR:
+        rf_bk_fail(res, RF_BK_PROTOCOL, "%s: the reply is not valid HTTP: %s", r->b->url_chat,
+                   detail);
+        break;
+    case CURLE_OUT_OF_MEMORY:
+        rf_bk_fail(res, RF_BK_CLIENT, "client out of memory: %s", detail);
         break;
     case CURLE_OPERATION_TIMEDOUT:
         rf_bk_fail(res, RF_BK_TIMEOUT, "no complete reply within %.3g s: %s",
@@ -691,8 +743,11 @@ static void classify_curl(oa_req *r, int code) {
     default:
         if (res->http_status)
             rf_bk_fail(res, RF_BK_TRUNCATED, "transfer ended early: %s", detail);
+        else if (code == CURLE_GOT_NOTHING || code == CURLE_SEND_ERROR || code == CURLE_RECV_ERROR)
+            rf_bk_fail(res, RF_BK_REFUSED, "%s: the connection closed with no reply: %s",
+                       r->b->url_chat, detail);
         else
-            rf_bk_fail(res, RF_BK_REFUSED, "%s: no reply: %s", r->b->url_chat, detail);
+            rf_bk_fail(res, RF_BK_PROTOCOL, "%s: no valid reply: %s", r->b->url_chat, detail);
         break;
     }
 }
@@ -722,10 +777,17 @@ static void on_xfer_done(void *user, void *easy, int code) {
         error_message((const char *)r->resp.data, r->resp.len, msg, sizeof msg);
         rf_bk_fail(res, status >= 500 ? RF_BK_HTTP_5XX : RF_BK_HTTP_4XX, "HTTP %ld: %s", status,
                    msg[0] ? msg : "(empty body)");
-    } else if (code != CURLE_OK) {
+    } else if (code != CURLE_OK && !(status && (status < 200 || status >= 300))) {
         classify_curl(r, code);
     } else if (status < 200 || status >= 300) {
-        rf_bk_fail(res, RF_BK_INVALID, "unexpected HTTP status %ld", status);
+        char *loc = NULL;
+        curl_easy_getinfo(r->easy, CURLINFO_REDIRECT_URL, &loc);
+        if (status >= 300 && loc)
+            rf_bk_fail(res, RF_BK_HTTP_STATUS,
+                       "HTTP %ld: a redirect to %s (redirects are not followed: give that URL)",
+                       status, loc);
+        else
+            rf_bk_fail(res, RF_BK_HTTP_STATUS, "unexpected HTTP status %ld", status);
     } else if (r->mode == OA_MODE_BODY || (r->mode == OA_MODE_NONE && !r->stream)) {
         parse_body(r);
     } else {
@@ -787,6 +849,7 @@ static void oa_start(rf_backend *bk, rf_bk_request *req) {
     r->stream = req->stream;
     r->saw_done = r->saw_finish = r->stalled = r->fresh = false;
     r->n_prereq = 0;
+    r->socket_errno = 0;
     curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 0L);
     r->t_chunk = r->t_last_byte = 0;
     r->stall_ns = b->stall_ns;
@@ -926,6 +989,14 @@ static rf_status parse_base(const char *uri, char **base, rf_error *err) {
     const char *want = "expected openai:http://HOST:PORT/v1 or openai:https://...";
     if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
         return rf_error_set(err, RF_ERR_ARG, "openai: '%s' is not an http(s) URL (%s)", uri, want);
+    const char *auth = strstr(url, "://") + 3;
+    if (!*auth || *auth == '/' || *auth == '?' || *auth == '#')
+        return rf_error_set(err, RF_ERR_ARG, "openai: '%s' has no host (%s)", uri, want);
+    for (const char *p = url; *p; p++)
+        if ((unsigned char)*p <= 0x20 || *p == 0x7f)
+            return rf_error_set(err, RF_ERR_ARG,
+                                "openai: '%s' contains a space or control character (%s)", uri,
+                                want);
     CURLU *u = curl_url();
     if (!u) return rf_error_set(err, RF_ERR_NOMEM, "openai: out of memory");
     rf_status st = RF_OK;
@@ -954,6 +1025,18 @@ out:
     curl_free(frag);
     curl_url_cleanup(u);
     return st;
+}
+
+/* The configuration alone, before anything is opened: the URL and the extra_body. */
+static rf_status oa_validate(const rf_backend_cfg *cfg, rf_error *err) {
+    char *base = NULL;
+    rf_status st = parse_base(cfg->uri, &base, err);
+    free(base);
+    if (st || !cfg->extra_body) return st;
+    json_t *x = json_loads(cfg->extra_body, JSON_REJECT_DUPLICATES, NULL);
+    bool ok = json_is_object(x);
+    json_decref(x);
+    return ok ? RF_OK : rf_error_set(err, RF_ERR_ARG, "openai: extra_body is not a JSON object");
 }
 
 static rf_status oa_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend **out,
@@ -1045,6 +1128,8 @@ fail:
 
 const rf_backend_vtable rf_backend_openai = {
     .scheme = "openai",
+    .loop_timed = true,
+    .validate = oa_validate,
     .open = oa_open,
     .start = oa_start,
     .cancel = oa_cancel,

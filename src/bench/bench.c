@@ -2,32 +2,56 @@
 #include "bench/bench.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/records.h"
 #include "bench/report.h"
+#include "bench/runfile.h"
 #include "util/clock.h"
 #include "util/utf8.h"
 
 struct rf_bench {
     rf_run_desc *run;
     rf_loop *loop;
-    FILE *records;
-    char dir[1024];
+    rf_records rec;
+    char *dir;
     volatile sig_atomic_t *interrupted;
     int64_t t0;
     json_t *summary;
     int tty;
-    uint64_t seq;       /* record sequence number */
+    uint64_t seq;       /* the next record's sequence number (records in the file so far) */
     rf_send **inflight; /* started, not yet done: cancelled on interrupt */
     int n_inflight, cap_inflight;
     int cancelling;
     volatile int woken; /* set when a send finishes: rf_bench_wait re-checks its count */
+    /* the run's identity, and what an earlier session of it recorded (--resume) */
+    char run_id[17];
+    int session;
+    json_t *recorded; /* key -> the record of a finished request (resume), or NULL */
+    int64_t reused, torn_bytes, superseded;
+    const char *phase; /* "" or the A/B/A phase, part of every request key */
+    /* a record that could not be written stops the run */
+    rf_status failed;
+    rf_error fail_err;
+    /* per suite and backend: requests finished, and how many succeeded (exit status 3) */
+    int done[RF_SUITE_COUNT][RF_BENCH_MAX_BACKENDS], ok[RF_SUITE_COUNT][RF_BENCH_MAX_BACKENDS];
 };
+
+static const char *const g_suite_names[RF_SUITE_COUNT] = {"speed", "load", "accuracy", "agent",
+                                                          "probe"};
+
+static int suite_index(const char *name) {
+    for (int i = 0; i < RF_SUITE_COUNT; i++)
+        if (!strcmp(name, g_suite_names[i])) return i;
+    return -1;
+}
 
 void rf_run_desc_defaults(rf_run_desc *d) {
     memset(d, 0, sizeof *d);
@@ -56,54 +80,229 @@ const char *rf_bench_dir(const rf_bench *b) {
 int rf_bench_interrupted(const rf_bench *b) {
     return b->interrupted && *b->interrupted;
 }
+int rf_bench_stopped(const rf_bench *b) {
+    return rf_bench_interrupted(b) || b->failed != RF_OK;
+}
 json_t *rf_bench_summary(rf_bench *b) {
     return b->summary;
 }
 int64_t rf_bench_t0(const rf_bench *b) {
     return b->t0;
 }
+rf_loop *rf_bench_loop(rf_bench *b) {
+    return b->loop;
+}
+void rf_bench_set_phase(rf_bench *b, const char *phase) {
+    b->phase = phase ? phase : "";
+}
 
-static rf_status make_dirs(const char *path, rf_error *err) {
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
+/* mkdir -p of path's parents (not path itself). */
+static rf_status make_parents(const char *path, rf_error *err) {
+    char *tmp = strdup(path);
+    if (!tmp) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    rf_status st = RF_OK;
+    for (char *p = tmp + 1; *p && !st; p++) {
         if (*p != '/') continue;
         *p = 0;
         if (mkdir(tmp, 0755) && errno != EEXIST)
-            return rf_error_set(err, RF_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+            st = rf_error_set(err, RF_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
         *p = '/';
     }
-    if (mkdir(tmp, 0755) && errno != EEXIST)
-        return rf_error_set(err, RF_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+    free(tmp);
+    return st;
+}
+
+/* The run directory: a new one under runs/ named by the UTC time to the millisecond (a suffix
+ * when that exists: mkdir is the exclusive step), or the given one, which may exist only while
+ * it holds no run (records.jsonl is then created with O_EXCL). */
+static rf_status make_run_dir(rf_bench *b, const char *given, rf_error *err) {
+    if (given) {
+        b->dir = strdup(given);
+        if (!b->dir) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+        rf_status st = make_parents(b->dir, err);
+        if (st) return st;
+        if (mkdir(b->dir, 0755) && errno != EEXIST)
+            return rf_error_set(err, RF_ERR_IO, "%s: cannot create: %s", b->dir, strerror(errno));
+        struct stat sb;
+        if (stat(b->dir, &sb) || !S_ISDIR(sb.st_mode))
+            return rf_error_set(err, RF_ERR_IO, "%s: not a directory", b->dir);
+        return RF_OK;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char stamp[64];
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    for (int k = 0; k < 1000; k++) {
+        free(b->dir);
+        b->dir = NULL;
+        int n = k ? asprintf(&b->dir, "runs/%s-%03ld-%d", stamp, ts.tv_nsec / 1000000, k + 1)
+                  : asprintf(&b->dir, "runs/%s-%03ld", stamp, ts.tv_nsec / 1000000);
+        if (n < 0) {
+            b->dir = NULL;
+            return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+        }
+        if (k == 0) {
+            rf_status st = make_parents(b->dir, err);
+            if (st) return st;
+        }
+        if (mkdir(b->dir, 0755) == 0) return RF_OK;
+        if (errno != EEXIST)
+            return rf_error_set(err, RF_ERR_IO, "%s: cannot create: %s", b->dir, strerror(errno));
+    }
+    return rf_error_set(err, RF_ERR_IO, "runs/%s-*: 1000 run directories exist already", stamp);
+}
+
+/* Writes text to dir/name through a temporary file and a rename, so a reader never sees half. */
+static rf_status write_atomic(const char *dir, const char *name, const char *text, size_t len,
+                              rf_error *err) {
+    char *path = NULL, *tmp = NULL;
+    rf_status st = RF_OK;
+    if (asprintf(&path, "%s/%s", dir, name) < 0) path = NULL;
+    if (!path || asprintf(&tmp, "%s/.%s.tmp", dir, name) < 0) {
+        free(path);
+        return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        st = rf_error_set(err, RF_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+        goto out;
+    }
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, text + off, len - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            st = rf_error_set(err, RF_ERR_IO, "%s: write failed: %s", path,
+                              n < 0 ? strerror(errno) : "no progress");
+            break;
+        }
+        off += (size_t)n;
+    }
+    if (close(fd) && !st)
+        st = rf_error_set(err, RF_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    if (!st && rename(tmp, path))
+        st =
+            rf_error_set(err, RF_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
+    if (st) unlink(tmp);
+out:
+    free(path);
+    free(tmp);
+    return st;
+}
+
+static rf_status write_json_atomic(const char *dir, const char *name, const json_t *o,
+                                   rf_error *err) {
+    char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+    if (!text) return rf_error_set(err, RF_ERR_NOMEM, "%s/%s: cannot serialise", dir, name);
+    rf_status st = write_atomic(dir, name, text, strlen(text), err);
+    free(text);
+    return st;
+}
+
+/* 16 hex digits from the kernel's generator (the clock when that fails). */
+static void new_run_id(char out[17]) {
+    uint64_t x = 0;
+    if (getrandom(&x, sizeof x, 0) != (ssize_t)sizeof x)
+        x = (uint64_t)rf_now_ns() ^ (uint64_t)getpid();
+    snprintf(out, 17, "%016llx", (unsigned long long)x);
+}
+
+typedef struct scan_ctx {
+    rf_bench *b;
+    const char *path;
+} scan_ctx;
+
+/* --resume: one line of the earlier sessions' records. */
+static rf_status scan_record(void *user, json_t *rec, int64_t line, rf_error *err) {
+    scan_ctx *c = user;
+    rf_bench *b = c->b;
+    const char *id = json_string_value(json_object_get(rec, "run_id"));
+    json_t *seq = json_object_get(rec, "seq"), *session = json_object_get(rec, "session");
+    char *key = rf_record_key_of(rec);
+    rf_status st = RF_OK;
+    if (!id || !key || !json_is_integer(seq) || !json_is_integer(session)) {
+        st = rf_error_set(err, RF_ERR_FORMAT,
+                          "%s:%lld: not a record of a run that can be resumed (no run_id, seq, "
+                          "session, suite, backend, level or index: an older schema?)",
+                          c->path, (long long)line);
+        goto out;
+    }
+    if (!b->run_id[0])
+        snprintf(b->run_id, sizeof b->run_id, "%s", id);
+    else if (strcmp(b->run_id, id)) {
+        st = rf_error_set(err, RF_ERR_FORMAT, "%s:%lld: a record of run %.16s in run %s", c->path,
+                          (long long)line, id, b->run_id);
+        goto out;
+    }
+    if ((uint64_t)json_integer_value(seq) >= b->seq) b->seq = (uint64_t)json_integer_value(seq) + 1;
+    if (json_integer_value(session) >= b->session)
+        b->session = (int)json_integer_value(session) + 1;
+    const char *cls = json_string_value(json_object_get(rec, "error_class"));
+    if (cls && !strcmp(cls, "cancelled")) { /* stopped, not finished: sent again */
+        if (!json_object_get(b->recorded, key)) b->superseded++;
+        goto out;
+    }
+    if (json_object_get(b->recorded, key)) b->superseded++;
+    if (json_object_set_nocheck(b->recorded, key, rec))
+        st = rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+out:
+    free(key);
+    return st;
+}
+
+static rf_status open_records(rf_bench *b, rf_error *err) {
+    rf_run_desc *d = b->run;
+    rf_status st;
+    if (!d->resume) {
+        new_run_id(b->run_id);
+        st = rf_records_create(&b->rec, b->dir, err);
+        if (st) return st;
+        json_t *saved = rf_run_desc_to_json(d);
+        if (!saved) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+        json_object_set_new(saved, "out", json_string_nocheck(b->dir));
+        st = write_json_atomic(b->dir, "run.json", saved, err);
+        json_decref(saved);
+        return st;
+    }
+    st = rf_records_reopen(&b->rec, b->dir, &b->torn_bytes, err);
+    if (st) return st;
+    b->recorded = json_object();
+    if (!b->recorded) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    scan_ctx c = {b, b->rec.path};
+    st = rf_records_read(b->rec.path, scan_record, &c, err);
+    if (st) return st;
+    if (!b->run_id[0]) new_run_id(b->run_id); /* killed before its first record */
+    if (b->torn_bytes)
+        rf_bench_log(b, "resume: cut off a torn last line of %lld bytes in %s",
+                     (long long)b->torn_bytes, b->rec.path);
+    rf_bench_log(b, "resume: run %s, session %d, %zu requests already recorded", b->run_id,
+                 b->session, json_object_size(b->recorded));
     return RF_OK;
 }
 
 rf_status rf_bench_open(rf_run_desc *d, volatile sig_atomic_t *interrupted, rf_bench **out,
                         rf_error *err) {
     *out = NULL;
+    rf_status st = rf_run_desc_check(d, err);
+    if (st) return st;
     rf_bench *b = calloc(1, sizeof *b);
     if (!b) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    b->rec.fd = -1;
     b->run = d;
+    b->phase = "";
     b->interrupted = interrupted;
     b->tty = d->progress && isatty(2);
     b->summary = json_object();
-    if (d->out_dir) {
-        snprintf(b->dir, sizeof b->dir, "%s", d->out_dir);
-    } else {
-        time_t now = time(NULL);
-        struct tm tm;
-        gmtime_r(&now, &tm);
-        strftime(b->dir, sizeof b->dir, "runs/%Y%m%d-%H%M%S", &tm);
-    }
-    rf_status st = make_dirs(b->dir, err);
-    if (st) goto fail;
-    char path[1100];
-    snprintf(path, sizeof path, "%s/records.jsonl", b->dir);
-    b->records = fopen(path, "a");
-    if (!b->records) {
-        st = rf_error_set(err, RF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (d->resume && !d->out_dir) {
+        st = rf_error_set(err, RF_ERR_ARG, "resume: no run directory given");
         goto fail;
     }
+    st = make_run_dir(b, d->out_dir, err);
+    if (st) goto fail;
+    st = open_records(b, err);
+    if (st) goto fail;
     st = rf_loop_new(&b->loop, err);
     if (st) goto fail;
     int opened = 0;
@@ -142,9 +341,11 @@ void rf_bench_close(rf_bench *b) {
         b->run->backends[i].b = NULL;
     }
     rf_loop_free(b->loop);
-    if (b->records) fclose(b->records);
+    rf_records_close(&b->rec);
     json_decref(b->summary);
+    json_decref(b->recorded);
     free(b->inflight);
+    free(b->dir);
     free(b);
 }
 
@@ -185,6 +386,9 @@ void rf_send_init(rf_send *s, rf_bench *b, rf_bench_backend *bb, const char *sui
     s->req.top_p = 1;
     s->req.max_tokens = max_tokens;
     s->req.stream = true;
+    s->req.max_reply_bytes = bb->cfg.max_reply_bytes;
+    s->inflight_idx = -1;
+    s->session = b->session;
     rf_bk_result_init(&s->req.res);
 }
 
@@ -193,7 +397,7 @@ void rf_send_metrics_of(const rf_send *s, rf_send_metrics *m) {
     m->ok = r->err == RF_BK_OK;
     m->tokens = r->completion_tokens >= 0 ? r->completion_tokens
                 : r->client_tokens >= 0   ? r->client_tokens
-                                          : r->n_ev;
+                                          : (int32_t)(r->n_ev + r->n_ev_dropped);
     m->ttft_ms = m->e2e_ms = m->tpot_ms = m->decode_tok_s = m->e2e_tok_s = -1;
     m->queue_e2e_ms = m->lag_ms = -1;
     if (r->t_sent && r->t_first_content)
@@ -210,78 +414,31 @@ void rf_send_metrics_of(const rf_send *s, rf_send_metrics *m) {
     if (s->t_intended && r->t_sent) m->lag_ms = (double)(r->t_sent - s->t_intended) / 1e6;
 }
 
-static json_t *ns_rel(const rf_bench *b, int64_t t) {
-    return t ? json_real((double)(t - b->t0) / 1e6) : json_null();
+/* Appends s's record to records.jsonl (one write of the whole line). A failure stops the run:
+ * the error is kept for rf_bench_wait, every later request is cancelled, and what was written
+ * stays. */
+static void write_record(rf_bench *b, rf_send *s) {
+    if (b->failed) return;
+    rf_record_ctx c = {b->t0, b->seq, b->run_id, b->session, b->phase};
+    json_t *o = rf_record_of_send(s, &c);
+    rf_error e = {0};
+    rf_status st = o ? rf_records_append(&b->rec, o, &e)
+                     : rf_error_set(&e, RF_ERR_NOMEM, "%s: out of memory", b->rec.path);
+    json_decref(o);
+    if (st) {
+        b->failed = st;
+        b->fail_err = e;
+        rf_bench_log(b, "stopping the run: %s", e.msg);
+        return;
+    }
+    b->seq++;
 }
 
-/* Appends one line to records.jsonl and flushes it. */
-static void write_record(rf_bench *b, rf_send *s) {
-    const rf_bk_result *r = &s->req.res;
-    rf_send_metrics m;
-    rf_send_metrics_of(s, &m);
-    json_t *o = json_object();
-    json_object_set_new(o, "seq", json_integer((json_int_t)b->seq++));
-    json_object_set_new(o, "suite", json_string(s->suite));
-    json_object_set_new(o, "backend", json_string(s->bb->cfg.name));
-    json_object_set_new(o, "model", json_string(s->bb->b ? s->bb->b->vt->model(s->bb->b) : ""));
-    json_object_set_new(o, "item", json_string(s->item));
-    json_object_set_new(o, "level", json_integer(s->level));
-    json_object_set_new(o, "warmup", json_boolean(s->warmup));
-    json_object_set_new(o, "status", json_string(m.ok ? "ok" : "error"));
-    json_object_set_new(o, "error_class", json_string(rf_bk_error_name(r->err)));
-    if (r->err) json_object_set_new(o, "error", json_string(r->err_msg));
-    json_object_set_new(o, "http_status", json_integer(r->http_status));
-    json_object_set_new(o, "resends", json_integer(r->resends));
-    /* timestamps: ms since the run started, on the monotonic clock */
-    json_object_set_new(o, "t_intended_ms", ns_rel(b, s->t_intended));
-    json_object_set_new(o, "t_sent_ms", ns_rel(b, r->t_sent));
-    json_object_set_new(o, "t_first_byte_ms", ns_rel(b, r->t_first_byte));
-    json_object_set_new(o, "t_first_content_ms", ns_rel(b, r->t_first_content));
-    json_object_set_new(o, "t_last_content_ms", ns_rel(b, r->t_last_content));
-    json_object_set_new(o, "t_done_ms", ns_rel(b, r->t_done));
-    json_object_set_new(o, "max_tokens", json_integer(s->req.max_tokens));
-    json_object_set_new(o, "prompt_tokens_server", json_integer(r->prompt_tokens));
-    json_object_set_new(o, "completion_tokens_server", json_integer(r->completion_tokens));
-    json_object_set_new(o, "completion_tokens_client", json_integer(r->client_tokens));
-    json_object_set_new(o, "content_events", json_integer(r->n_ev));
-    json_object_set_new(o, "finish_reason", json_string(r->finish_reason));
-    json_object_set_new(o, "ttft_ms", json_real(m.ttft_ms));
-    json_object_set_new(o, "e2e_ms", json_real(m.e2e_ms));
-    json_object_set_new(o, "tpot_ms", json_real(m.tpot_ms));
-    json_object_set_new(o, "decode_tok_s", json_real(m.decode_tok_s));
-    json_object_set_new(o, "lag_ms", json_real(m.lag_ms));
-    json_t *ev = json_array(), *evk = json_array();
-    for (int32_t i = 0; i < r->n_ev; i++) {
-        json_array_append_new(ev, json_real((double)(r->ev_t[i] - r->t_sent) / 1e6));
-        json_array_append_new(evk, json_integer(r->ev_tokens[i]));
-    }
-    json_object_set_new(o, "events_ms", ev);
-    json_object_set_new(o, "events_tokens", evk);
-    if (r->has_timings) {
-        json_t *t = json_object();
-        json_object_set_new(t, "prompt_n", json_integer(r->prompt_n));
-        json_object_set_new(t, "prompt_ms", json_real(r->prompt_ms));
-        json_object_set_new(t, "predicted_n", json_integer(r->predicted_n));
-        json_object_set_new(t, "predicted_ms", json_real(r->predicted_ms));
-        json_object_set_new(o, "server_timings", t);
-    }
-    if (s->grade || !strcmp(s->suite, "probe")) {
-        json_object_set_new(o, "reply", rf_json_text((const char *)r->text.data, r->text.len));
-        json_t *calls = json_array();
-        for (int32_t i = 0; i < r->n_calls; i++) {
-            json_t *c = json_object();
-            json_object_set_new(c, "name", json_string(r->calls[i].name ? r->calls[i].name : ""));
-            json_object_set_new(c, "arguments",
-                                json_string(r->calls[i].arguments ? r->calls[i].arguments : ""));
-            json_array_append_new(calls, c);
-        }
-        json_object_set_new(o, "tool_calls", calls);
-    }
-    if (s->grade) json_object_update(o, s->grade);
-    json_dumpf(o, b->records, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
-    fputc('\n', b->records);
-    fflush(b->records);
-    json_decref(o);
+static void count_done(rf_bench *b, const rf_send *s) {
+    int k = suite_index(s->suite), i = (int)(s->bb - b->run->backends);
+    if (k < 0 || i < 0 || i >= RF_BENCH_MAX_BACKENDS) return;
+    b->done[k][i]++;
+    b->ok[k][i] += s->req.res.err == RF_BK_OK;
 }
 
 static void send_done(void *user, rf_bk_request *req) {
@@ -297,25 +454,32 @@ static void send_done(void *user, rf_bk_request *req) {
     }
     s->finished = 1;
     if (s->on_result) s->on_result(s);
-    write_record(s->bench, s);
+    if (!s->reused) write_record(b, s);
+    count_done(b, s);
     if (s->on_done) s->on_done(s);
     b->woken = 1;
 }
 
 static void send_now(void *user) {
     rf_send *s = user;
-    if (rf_bench_interrupted(s->bench) || !s->bb->b) {
-        rf_bk_fail(&s->req.res, RF_BK_CANCELLED, "%s",
-                   s->bb->b ? "interrupted before sending" : s->bb->open_error);
+    rf_bench *b = s->bench;
+    if (s->reused) { /* restored from the records: its completion, on the loop */
         send_done(s, &s->req);
         return;
     }
-    rf_bench *b = s->bench;
+    if (rf_bench_stopped(b) || !s->bb->b) {
+        rf_bk_fail(&s->req.res, RF_BK_CANCELLED, "%s",
+                   !s->bb->b   ? s->bb->open_error
+                   : b->failed ? "the run stopped: records.jsonl could not be written"
+                               : "interrupted before sending");
+        send_done(s, &s->req);
+        return;
+    }
     if (b->n_inflight == b->cap_inflight) {
         int cap = b->cap_inflight ? b->cap_inflight * 2 : 64;
         rf_send **p = realloc(b->inflight, (size_t)cap * sizeof *p);
         if (!p) {
-            rf_bk_fail(&s->req.res, RF_BK_INTERNAL, "out of memory");
+            rf_bk_fail(&s->req.res, RF_BK_CLIENT, "client out of memory");
             send_done(s, &s->req);
             return;
         }
@@ -330,16 +494,63 @@ static void send_now(void *user) {
     s->bb->b->vt->start(s->bb->b, &s->req);
 }
 
+bool rf_send_recorded(rf_send *s) {
+    rf_bench *b = s->bench;
+    if (s->reused) return true;
+    if (!b->recorded) return false;
+    char *key = rf_record_key_of_send(s, b->phase);
+    json_t *rec = key ? json_object_get(b->recorded, key) : NULL;
+    free(key);
+    if (!rec) return false;
+    const char *item = json_string_value(json_object_get(rec, "item"));
+    rf_error e = {0};
+    if (!item || strcmp(item, s->item)) {
+        /* the same key for another request: the description or its data changed */
+        rf_error_set(&e, RF_ERR_FORMAT,
+                     "records.jsonl: request %s/%s/%d/%d was '%s' in the earlier session, '%s' "
+                     "now (did the question file or task change?)",
+                     s->suite, s->bb->cfg.name, s->level, s->index, item ? item : "?", s->item);
+    } else {
+        rf_bk_result_free(&s->req.res);
+        rf_bk_result_init(&s->req.res);
+        int64_t warm_t = s->t_intended;
+        if (rf_record_restore(rec, s, b->t0, &e) == RF_OK) {
+            s->session = (int)json_integer_value(json_object_get(rec, "session"));
+            s->reused = true;
+            b->reused++;
+            return true;
+        }
+        s->t_intended = warm_t;
+    }
+    if (!b->failed) {
+        b->failed = RF_ERR_FORMAT;
+        b->fail_err = e;
+        rf_bench_log(b, "stopping the run: %s", e.msg);
+    }
+    return false;
+}
+
 void rf_send_at(rf_send *s, int64_t t) {
-    s->t_intended = t;
+    rf_bench *b = s->bench;
+    int64_t now = rf_now_ns();
+    rf_send_recorded(s);
+    if (!s->reused) s->t_intended = t;
+    /* Always through the loop, never from here: a send that fails at once completes inside this
+     * call, and its completion may start the next one; started from here each would nest one
+     * level deeper. A recorded request completes now, not at its time. */
+    int64_t at = s->reused || t == 0 || t < now ? now : t;
     rf_error err = {0};
-    if (t == 0 || t <= rf_now_ns() || rf_loop_at(s->bench->loop, t, send_now, s, &err) != RF_OK)
-        send_now(s);
+    if (rf_loop_at(b->loop, at, send_now, s, &err) != RF_OK) {
+        rf_bk_fail(&s->req.res, RF_BK_CLIENT, "client out of memory (timer)");
+        s->reused = false;
+        s->finished = 1;
+        send_done(s, &s->req);
+    }
 }
 
 rf_status rf_bench_wait(rf_bench *b, const volatile int *outstanding, rf_error *err) {
     while (*outstanding > 0) {
-        if (rf_bench_interrupted(b) && !b->cancelling) {
+        if (rf_bench_stopped(b) && !b->cancelling) {
             /* cancel what is in flight; each still ends with its record written */
             b->cancelling = 1;
             for (int i = b->n_inflight - 1; i >= 0; i--) {
@@ -355,6 +566,10 @@ rf_status rf_bench_wait(rf_bench *b, const volatile int *outstanding, rf_error *
         if (*outstanding <= 0) break;
         rf_status st = rf_loop_run(b->loop, &b->woken, rf_now_ns() + 200000000, err);
         if (st) return st;
+    }
+    if (b->failed) {
+        if (err) *err = b->fail_err;
+        return b->failed;
     }
     return RF_OK;
 }
@@ -415,29 +630,72 @@ json_t *rf_json_text(const char *p, size_t len) {
     return s ? s : json_string("");
 }
 
+int rf_bench_unanswered(const rf_bench *b, char *msg, size_t cap) {
+    const rf_run_desc *d = b->run;
+    int n = 0;
+    size_t w = 0;
+    msg[0] = 0;
+    for (int i = 0; i < d->n_backends && i < RF_BENCH_MAX_BACKENDS; i++) {
+        if (!d->backends[i].b && d->backends[i].open_error[0]) {
+            n++;
+            if (w < cap)
+                w += (size_t)snprintf(msg + w, cap - w, "%sbackend %s could not be opened",
+                                      w ? "; " : "", d->backends[i].cfg.name);
+            continue;
+        }
+        for (int k = 0; k < RF_SUITE_COUNT; k++)
+            if (b->done[k][i] > 0 && b->ok[k][i] == 0) {
+                n++;
+                if (w < cap)
+                    w += (size_t)snprintf(msg + w, cap - w,
+                                          "%s%s on %s: 0 of %d requests succeeded", w ? "; " : "",
+                                          g_suite_names[k], d->backends[i].cfg.name, b->done[k][i]);
+            }
+    }
+    return n;
+}
+
 rf_status rf_bench_finish(rf_bench *b, rf_error *err) {
-    char path[1100], date[64];
+    char date[64];
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
     json_t *run = json_object();
-    json_object_set_new(run, "dir", json_string(b->dir));
+    json_object_set_new(run, "schema", json_integer(RF_RECORD_SCHEMA));
+    json_object_set_new(run, "dir", json_string_nocheck(b->dir));
+    json_object_set_new(run, "run_id", json_string(b->run_id));
     json_object_set_new(run, "date", json_string(date));
     json_object_set_new(run, "duration_s", json_real((double)(rf_now_ns() - b->t0) / 1e9));
     json_object_set_new(run, "records", json_integer((json_int_t)b->seq));
+    json_object_set_new(run, "session", json_integer(b->session));
+    json_object_set_new(run, "resumed", json_boolean(b->run->resume));
+    if (b->run->resume) {
+        json_object_set_new(run, "records_reused", json_integer(b->reused));
+        json_object_set_new(run, "records_superseded", json_integer(b->superseded));
+        json_object_set_new(run, "torn_bytes_cut", json_integer(b->torn_bytes));
+    }
+    if (b->failed)
+        json_object_set_new(run, "error", rf_json_text(b->fail_err.msg, strlen(b->fail_err.msg)));
     json_object_set_new(b->summary, "run", run);
-    snprintf(path, sizeof path, "%s/summary.json", b->dir);
-    if (json_dump_file(b->summary, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII))
-        return rf_error_set(err, RF_ERR_IO, "%s: cannot write", path);
-    snprintf(path, sizeof path, "%s/scoreboard.md", b->dir);
-    FILE *f = fopen(path, "w");
-    if (!f) return rf_error_set(err, RF_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    rf_status st = write_json_atomic(b->dir, "summary.json", b->summary, err);
+    if (st) return st;
+    char *md = NULL;
+    size_t md_len = 0;
+    FILE *f = open_memstream(&md, &md_len);
+    if (!f) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
     rf_report_markdown(b->summary, f);
-    int bad = ferror(f);
-    if (fclose(f) || bad) return rf_error_set(err, RF_ERR_IO, "%s: write failed", path);
-    rf_report_markdown(b->summary, stdout);
-    printf("\nrun directory: %s (records.jsonl, summary.json, scoreboard.md)\n", b->dir);
-    fflush(stdout);
-    return RF_OK;
+    if (fclose(f)) {
+        free(md);
+        return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    }
+    st = write_atomic(b->dir, "scoreboard.md", md, md_len, err);
+    if (!st) {
+        fwrite(md, 1, md_len, stdout);
+        printf("\nrun directory: %s (records.jsonl, summary.json, scoreboard.md, run.json)\n",
+               b->dir);
+        fflush(stdout);
+    }
+    free(md);
+    return st;
 }

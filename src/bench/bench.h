@@ -5,9 +5,12 @@
  * Flow: rf_run_desc (from flags or a JSON file, runfile.c) -> rf_bench_open (run directory,
  * records.jsonl, event loop, backends) -> suites (suite_*.c), each sending rf_send requests and
  * reading them back when done -> rf_bench_finish (summary.json, scoreboard.md).
- * Every finished request is appended to records.jsonl and flushed before its suite sees it, so
- * an interrupted run keeps everything it measured; an interrupt (SIGINT) stops the loop, the
- * suites return early, and the summary covers what finished.
+ * Every finished request is appended to records.jsonl (records.h: one write per line) before its
+ * suite sees it, so an interrupted or killed run keeps everything it measured; an interrupt
+ * (SIGINT) stops the loop, the suites return early, and the summary covers what finished. A
+ * record that cannot be written stops the run the same way, and rf_bench_wait returns the error.
+ * The run directory gets run.json (the description, every value filled in) first, so
+ * `--resume DIR` can continue a killed run: requests already recorded are restored, not sent.
  *
  * Ownership: the rf_bench owns the loop, the backends, the records file and the summary; suites
  * own their rf_send arrays. All of it runs on one thread (the loop's).
@@ -25,8 +28,13 @@
 #include "bench/loop.h"
 #include "bench/stats.h"
 
-#define RF_BENCH_MAX_BACKENDS 16
-#define RF_BENCH_MAX_LEVELS   16
+#define RF_BENCH_MAX_BACKENDS   16
+#define RF_BENCH_MAX_LEVELS     16
+#define RF_BENCH_MIN_RATE       1e-3 /* requests per second */
+#define RF_BENCH_MAX_RATE       1e6
+#define RF_BENCH_MAX_SCHEDULE_S 1e7 /* a Poisson schedule's span (115 days) */
+#define RF_BENCH_PATH_MAX       4096
+#define RF_SUITE_COUNT          5 /* speed, load, accuracy, agent, probe */
 
 typedef struct rf_bench_backend {
     rf_backend_cfg cfg;     /* name, uri, model, api_key_env, threads, ... */
@@ -70,8 +78,10 @@ typedef struct rf_run_desc {
     /* aba */
     const char *aba_a, *aba_b; /* backend names */
     bool aba_speed, aba_load;  /* suites run in each A/B/A phase */
+    bool suites_set;           /* a suite list was given (file or flag) */
     /* output */
     const char *out_dir;  /* runs/<timestamp> by default */
+    bool resume;          /* continue the run in out_dir (its records are kept and reused) */
     bool progress;        /* progress bar (terminal) or plain lines */
     const char *data_dir; /* where default data files live */
 } rf_run_desc;
@@ -92,6 +102,8 @@ struct rf_send {
     rf_bench_backend *bb;
     const char *suite;  /* "speed", "load", ... */
     char item[64];      /* question id, "run 2", ... */
+    int index;          /* the request's stable index in its suite, backend and level: with
+                         * them (and the A/B/A phase) the key that --resume matches records by */
     int level;          /* concurrency level or 0 */
     int warmup;         /* excluded from statistics */
     int64_t t_intended; /* scheduled send time (monotonic ns); 0: sent when started */
@@ -102,6 +114,8 @@ struct rf_send {
     /* graded suites fill these before the record is written */
     json_t *grade;    /* object merged into the record (owned; freed with the send) */
     int inflight_idx; /* position in the bench's in-flight list while started */
+    int session;      /* the run session whose clock the result's times are on */
+    bool reused;      /* the result was restored from records.jsonl (--resume), not sent */
 };
 
 /* ---- running ---- */
@@ -114,15 +128,31 @@ void rf_bench_close(rf_bench *b);
 
 rf_run_desc *rf_bench_run(rf_bench *b);
 const char *rf_bench_dir(const rf_bench *b);
-int rf_bench_interrupted(const rf_bench *b);
+int rf_bench_interrupted(const rf_bench *b); /* the user stopped the run (SIGINT/SIGTERM) */
+/* The run is stopping: interrupted, or a record could not be written. Suites start nothing
+ * more once it is set. */
+int rf_bench_stopped(const rf_bench *b);
+rf_loop *rf_bench_loop(rf_bench *b);
+/* The A/B/A phase ("aba 1".."aba 3"; NULL or "" outside it): part of every request's key. */
+void rf_bench_set_phase(rf_bench *b, const char *phase);
+/* The (suite, backend) pairs that finished requests of which none succeeded, and backends that
+ * could not be opened, as a count and a message ("load on g6: 0 of 18 requests succeeded"). */
+int rf_bench_unanswered(const rf_bench *b, char *msg, size_t cap);
 json_t *rf_bench_summary(rf_bench *b); /* the summary object suites add their sections to */
 int64_t rf_bench_t0(const rf_bench *b);
 
 /* Prepares s for a chat request to bb (one user message; more can be set in s->msgs). */
 void rf_send_init(rf_send *s, rf_bench *b, rf_bench_backend *bb, const char *suite,
                   const char *prompt, int max_tokens);
-/* Sends s at monotonic time t (0: now). Exactly one on_done follows, on the loop thread. */
+/* Sends s at monotonic time t (0: now). Exactly one on_done follows, on the loop thread, and
+ * never inside this call (so an on_done that sends again does not nest). On --resume, a request
+ * whose record exists is not sent: its result is restored from the record and completes at
+ * once. */
 void rf_send_at(rf_send *s, int64_t t);
+/* Whether s (suite, backend, level, index set) is already recorded (--resume); when it is,
+ * its result is restored into s (s->reused). A record of the same key for another item stops
+ * the run. */
+bool rf_send_recorded(rf_send *s);
 /* Calls fn(user) on the loop at monotonic time t (scheduled sends). */
 rf_status rf_bench_loop_at(rf_bench *b, int64_t t, rf_loop_fn fn, void *user, rf_error *err);
 /* JSON string of len bytes of model output: invalid UTF-8 bytes become U+FFFD. */
@@ -162,8 +192,10 @@ rf_status rf_suite_probe(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_erro
 
 /* After the accuracy suite ran on every backend: the pairwise reply agreement. */
 void rf_accuracy_agreement(rf_bench *b);
-/* given, or ROOFLINE_DATA (default: the source tree's data/) + rel, written into buf. */
-const char *rf_bench_data_path(const char *given, const char *rel, char *buf, size_t cap);
+/* given, or ROOFLINE_DATA (default: the source tree's data/) + rel, written into buf; NULL (and
+ * err, when not NULL) when that does not fit in cap bytes. */
+const char *rf_bench_data_path(const char *given, const char *rel, char *buf, size_t cap,
+                               rf_error *err);
 /* Loads the data files the configured suites need (question file, agent task) before anything
  * runs, so a bad file stops the run with the file and line named and nothing half-measured. */
 rf_status rf_bench_preflight(const rf_run_desc *d, rf_error *err);

@@ -51,7 +51,18 @@ struct rf_loop {
     int epfd, evfd;     /* the epoll set; the eventfd that wakes it */
     int64_t curl_at;    /* when libcurl wants its timeout call (monotonic ns); -1: never */
     bool pwait2_absent; /* the kernel lacks epoll_pwait2: wait in whole ms */
+    /* the punctuality probe (rf_loop_probe_start) */
+    bool probing;
+    uint64_t probe_gen; /* a stopped probe's pending timer sees another generation and ends */
+    int64_t probe_period, probe_t0, probe_cpu0, probe_next;
+    uint32_t *lag_hist; /* 10 us bins up to 100 ms, then 1 ms bins up to 10 s, then one */
+    double lag_max_ms;
+    int64_t lag_n;
 };
+
+#define LAG_FINE   10000 /* 10 us bins: [0, 100 ms) */
+#define LAG_COARSE 9900  /* 1 ms bins: [100 ms, 10 s) */
+#define LAG_BINS   (LAG_FINE + LAG_COARSE + 1)
 
 /* libcurl: watch (or stop watching) one socket. */
 static int on_socket(CURL *easy, curl_socket_t fd, int what, void *user, void *sockp) {
@@ -124,13 +135,18 @@ static void wake(rf_loop *l) {
     (void)w;
 }
 
+static void probe_fire(void *user);
+
 void rf_loop_free(rf_loop *l) {
     if (!l) return;
+    for (size_t i = 0; i < l->n_timers; i++) /* a probe's pending tick is the loop's own */
+        if (l->timers[i].fn == probe_fire) free(l->timers[i].user);
     curl_multi_cleanup(l->multi);
     close(l->epfd);
     close(l->evfd);
     pthread_mutex_destroy(&l->mu);
     free(l->timers);
+    free(l->lag_hist);
     free(l->posts);
     free(l->draining);
     free(l);
@@ -330,4 +346,94 @@ rf_status rf_loop_run(rf_loop *l, const volatile int *until, int64_t deadline_ns
             if ((st = act(l, fd, flags, err))) return st;
         }
     }
+}
+
+/* ---------------------------------------------------------------- punctuality probe */
+
+static int64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+typedef struct probe_tick {
+    rf_loop *l;
+    uint64_t gen;
+} probe_tick;
+
+static void probe_fire(void *user) {
+    probe_tick *pt = user;
+    rf_loop *l = pt->l;
+    if (!l->probing || pt->gen != l->probe_gen) {
+        free(pt);
+        return;
+    }
+    int64_t now = rf_now_ns();
+    double late_ms = (double)(now - l->probe_next) / 1e6;
+    if (late_ms < 0) late_ms = 0;
+    size_t bin = late_ms < 100     ? (size_t)(late_ms * 100)
+                 : late_ms < 10000 ? LAG_FINE + (size_t)(late_ms - 100)
+                                   : LAG_BINS - 1;
+    if (bin >= LAG_BINS) bin = LAG_BINS - 1;
+    l->lag_hist[bin]++;
+    l->lag_n++;
+    if (late_ms > l->lag_max_ms) l->lag_max_ms = late_ms;
+    /* the next tick a period after this one fired: a late tick does not make the next one
+     * due at once (that would count one stall many times) */
+    l->probe_next = now + l->probe_period;
+    if (rf_loop_at(l, l->probe_next, probe_fire, pt, NULL) != RF_OK) free(pt);
+}
+
+void rf_loop_probe_start(rf_loop *l, int64_t period_ns) {
+    if (!l->lag_hist) l->lag_hist = calloc(LAG_BINS, sizeof *l->lag_hist);
+    probe_tick *pt = malloc(sizeof *pt);
+    if (!l->lag_hist || !pt) {
+        free(pt);
+        return; /* no probe: the stop reports no samples */
+    }
+    memset(l->lag_hist, 0, LAG_BINS * sizeof *l->lag_hist);
+    l->lag_n = 0;
+    l->lag_max_ms = 0;
+    l->probing = true;
+    l->probe_gen++;
+    l->probe_period = period_ns > 0 ? period_ns : 5000000;
+    l->probe_t0 = rf_now_ns();
+    l->probe_cpu0 = thread_cpu_ns();
+    l->probe_next = l->probe_t0 + l->probe_period;
+    pt->l = l;
+    pt->gen = l->probe_gen;
+    if (rf_loop_at(l, l->probe_next, probe_fire, pt, NULL) != RF_OK) {
+        free(pt);
+        l->probing = false;
+    }
+}
+
+/* The upper edge (ms) of the bin holding the q-quantile. */
+static double lag_quantile(const rf_loop *l, double q) {
+    if (!l->lag_n) return 0;
+    int64_t want = (int64_t)(q * (double)l->lag_n + 0.999999), acc = 0;
+    if (want < 1) want = 1;
+    for (size_t i = 0; i < LAG_BINS; i++) {
+        acc += l->lag_hist[i];
+        if (acc >= want) {
+            double edge = i < LAG_FINE       ? (double)(i + 1) / 100
+                          : i < LAG_BINS - 1 ? 100 + (double)(i - LAG_FINE + 1)
+                                             : l->lag_max_ms;
+            return edge < l->lag_max_ms ? edge : l->lag_max_ms;
+        }
+    }
+    return l->lag_max_ms;
+}
+
+void rf_loop_probe_stop(rf_loop *l, rf_loop_lag *out) {
+    memset(out, 0, sizeof *out);
+    if (!l->probing) return;
+    l->probing = false; /* the pending tick frees itself when it fires (or at rf_loop_free) */
+    out->samples = l->lag_n;
+    out->p50_ms = lag_quantile(l, 0.5);
+    out->p90_ms = lag_quantile(l, 0.9);
+    out->p99_ms = lag_quantile(l, 0.99);
+    out->max_ms = l->lag_max_ms;
+    out->cpu_s = (double)(thread_cpu_ns() - l->probe_cpu0) / 1e9;
+    out->wall_s = (double)(rf_now_ns() - l->probe_t0) / 1e9;
 }

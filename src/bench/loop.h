@@ -46,4 +46,19 @@ rf_status rf_loop_run(rf_loop *l, const volatile int *until, int64_t deadline_ns
 /* Makes rf_loop_run return soon (from any thread, e.g. a SIGINT handler's flag watcher). */
 void rf_loop_stop(rf_loop *l);
 
+/* The loop's own punctuality, measured while a probe runs: a timer every period_ns records how
+ * late it fired (a busy loop handles timers, sockets and posts in turn, so a timer is late by
+ * as long as the loop was busy), and the loop thread's CPU time. A client reading many streams
+ * in bursts shows here; its timestamps are then late by as much. Start and stop on the loop
+ * thread; one probe at a time. */
+typedef struct rf_loop_lag {
+    int64_t samples;
+    double p50_ms, p90_ms, p99_ms, max_ms;
+    double cpu_s;  /* loop thread CPU time while the probe ran */
+    double wall_s; /* the probe's wall time */
+} rf_loop_lag;
+
+void rf_loop_probe_start(rf_loop *l, int64_t period_ns);
+void rf_loop_probe_stop(rf_loop *l, rf_loop_lag *out);
+
 #endif

@@ -1,5 +1,6 @@
 /* report_md.c: Markdown scoreboard from the summary object. */
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "bench/report.h"
@@ -93,8 +94,9 @@ static void load_table(const json_t *sec, FILE *f) {
                 snprintf(level, sizeof level, "%.2f req/s", num(lv, "rate"));
             else
                 snprintf(level, sizeof level, "c=%d", (int)num(lv, "concurrency"));
-            fprintf(f, "| %s | %s | %d | %d", name, level, (int)num(lv, "ok"),
-                    (int)num(lv, "errors"));
+            bool bound = json_is_true(json_object_get(json_object_get(lv, "client"), "bound"));
+            fprintf(f, "| %s | %s%s | %d | %d", name, level, bound ? " (client-bound)" : "",
+                    (int)num(lv, "ok"), (int)num(lv, "errors"));
             /* requests the transport resent after a connection closed with no reply */
             if (num(lv, "resends") > 0) fprintf(f, " (+%d resent)", (int)num(lv, "resends"));
             fputs(" |", f);
@@ -110,6 +112,19 @@ static void load_table(const json_t *sec, FILE *f) {
             cell(f, "%.1f", num2(lv, "queue_latency_ms", "p99"));
             cell(f, "%.2f", num2(lv, "schedule_lag_ms", "p99"));
             fputc('\n', f);
+        }
+    }
+    /* levels whose figures are the client's: its loop ran late or it used a whole core */
+    json_object_foreach((json_t *)sec, name, o) {
+        size_t i;
+        const json_t *lv;
+        json_array_foreach(json_object_get(o, "levels"), i, lv) {
+            const json_t *c = json_object_get(lv, "client");
+            if (!json_is_true(json_object_get(c, "bound"))) continue;
+            fprintf(f, "\n**client-bound**: %s level %zu:", name, i + 1);
+            const char *w = json_string_value(json_object_get(c, "warning"));
+            fprintf(f, " %s;", w ? w : "");
+            fputs(" the times at this level measure the bench, not the server.\n", f);
         }
     }
 }

@@ -21,7 +21,7 @@ static json_t *section(rf_bench *b, const char *name) {
 static rf_status run_suite(rf_bench *b, const char *name, suite_fn fn, rf_error *err) {
     rf_run_desc *d = rf_bench_run(b);
     json_t *sec = section(b, name);
-    for (int i = 0; i < d->n_backends && !rf_bench_interrupted(b); i++) {
+    for (int i = 0; i < d->n_backends && !rf_bench_stopped(b); i++) {
         rf_bench_backend *bb = &d->backends[i];
         if (!bb->b) continue;
         json_t *o = json_object();
@@ -61,7 +61,9 @@ static rf_status run_aba(rf_bench *b, rf_error *err) {
     json_object_set_new(out, "phases", phases);
     rf_bench_backend *order[3] = {a, bk, a};
     double dec[3], tput[3];
-    for (int p = 0; p < 3 && !rf_bench_interrupted(b); p++) {
+    static const char *const phase_names[3] = {"aba 1", "aba 2", "aba 3"};
+    for (int p = 0; p < 3 && !rf_bench_stopped(b); p++) {
+        rf_bench_set_phase(b, phase_names[p]); /* phase 1 and 3 run the same requests */
         json_t *ph = json_object();
         json_array_append_new(phases, ph);
         json_object_set_new(ph, "backend", json_string(order[p]->cfg.name));
@@ -82,6 +84,7 @@ static rf_status run_aba(rf_bench *b, rf_error *err) {
             tput[p] = get_real(json_array_get(lv, json_array_size(lv) - 1), "output_tok_s", NULL);
         }
     }
+    rf_bench_set_phase(b, NULL);
     const char *keys[2] = {"decode_tok_s", "output_tok_s_top_level"};
     double *vals[2] = {dec, tput};
     for (int k = 0; k < 2; k++) {
@@ -130,6 +133,6 @@ rf_status rf_bench_run_all(rf_bench *b, rf_error *err) {
     if (!st && d->agent) st = run_suite(b, "agent", rf_suite_agent, err);
     if (!st && d->probe) st = run_suite(b, "probe", rf_suite_probe, err);
     if (!st && d->aba) st = run_aba(b, err);
-    json_object_set_new(sum, "interrupted", json_boolean(rf_bench_interrupted(b)));
+    json_object_set_new(sum, "interrupted", json_boolean(rf_bench_stopped(b)));
     return st;
 }

@@ -1,6 +1,7 @@
 /* runfile.c: strict JSON run files and the bench's flags. */
 #include "bench/runfile.h"
 #include "util/file.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -41,20 +42,29 @@ void rf_runfile_help(FILE *f) {
         "  --aba A,B             run A, then B, then A again on the speed suite (and load with\n"
         "                        --aba-load) and report whether B-A exceeds the A-to-A drift\n"
         "  --threads N           engine threads for local backends (physical cores)\n"
-        "  --out DIR             run directory (runs/<UTC time>)\n"
+        "  --max-reply-bytes N   reply text kept per request (1048576); more is counted, not kept\n"
+        "  --out DIR             run directory (default runs/<UTC time>-<ms>); it must not\n"
+        "                        already hold a run\n"
+        "  --resume DIR          continue the run in DIR from its saved run.json, skipping\n"
+        "                        every request already in its records.jsonl (only\n"
+        "                        --no-progress may be given with it)\n"
         "  --no-progress         plain progress lines even on a terminal\n"
+        "\n"
+        "Exit status: 0 ok; 1 a run-time failure (e.g. records.jsonl could not be written); 2 bad\n"
+        "input; 3 the run finished but some suite got no successful reply from some backend (or a\n"
+        "backend could not be opened); 130 interrupted.\n"
         "\n"
         "Run file (JSON; unknown keys are errors):\n"
         "{\n"
         "  \"backends\": [{\"name\": \"g6\", \"uri\": \"openai:http://10.0.0.5:8000/v1\",\n"
         "                \"model\": null, \"api_key_env\": \"OPENAI_API_KEY\",\n"
         "                \"threads\": 0, \"max_seqs\": 16, \"n_ctx\": 0,          (local only)\n"
-        "                \"timeout_s\": 600, \"stall_s\": 60,\n"
+        "                \"timeout_s\": 600, \"stall_s\": 60, \"max_reply_bytes\": 1048576,\n"
         "                \"extra_body\": {\"cache_prompt\": false},   (merged into HTTP bodies)\n"
         "                \"price\": {\"usd_per_hour\": 0.8048, \"usd_per_m_input\": 0,\n"
         "                          \"usd_per_m_output\": 0},\n"
         "                \"hardware\": {\"name\": \"NVIDIA L4\", \"mem_bw_gbs\": 300}}],\n"
-        "  \"suites\": [\"speed\", \"load\", \"accuracy\", \"agent\", \"probe\"],\n"
+        "  \"suites\": [\"speed\", \"load\", \"accuracy\", \"agent\", \"probe\"],   (not empty)\n"
         "  \"speed\": {\"runs\": 3, \"max_tokens\": 512, \"prompt\": \"...\"},\n"
         "  \"load\": {\"levels\": [1, 4, 16], \"requests\": 0, \"max_tokens\": 128, \"warmup\": "
         "1,\n"
@@ -65,7 +75,10 @@ void rf_runfile_help(FILE *f) {
         "  \"probe\": {\"question\": \"What is the capital of France? Answer with one word.\"},\n"
         "  \"aba\": {\"a\": \"NAME\", \"b\": \"NAME\", \"suites\": [\"speed\"]},\n"
         "  \"out\": \"runs/my-run\"\n"
-        "}\n",
+        "}\n"
+        "Several --run files merge in order: a key of a later file replaces the earlier value\n"
+        "(a later \"backends\" list replaces the whole list); flags override both. The run\n"
+        "directory gets run.json, this schema filled in with every value the run used.\n",
         f);
 }
 
@@ -165,8 +178,8 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     char path[64];
     snprintf(path, sizeof path, "backends[%d]", i);
     static const char *const keys[] = {
-        "name",      "uri",     "model", "api_key_env", "threads",    "max_seqs", "n_ctx",
-        "timeout_s", "stall_s", "price", "hardware",    "extra_body", NULL};
+        "name",      "uri",     "model", "api_key_env", "threads",    "max_seqs",        "n_ctx",
+        "timeout_s", "stall_s", "price", "hardware",    "extra_body", "max_reply_bytes", NULL};
     rf_status st = only_keys(c, path, o, keys);
     if (!st) st = get_str(c, path, o, "name", &bb->cfg.name);
     if (!st) st = get_str(c, path, o, "uri", &bb->cfg.uri);
@@ -177,7 +190,15 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     if (!st) st = get_int(c, path, o, "n_ctx", 0, 1 << 24, &bb->cfg.n_ctx);
     if (!st) st = get_num(c, path, o, "timeout_s", 0, 86400, &bb->cfg.timeout_s);
     if (!st) st = get_num(c, path, o, "stall_s", 0, 86400, &bb->cfg.stall_s);
+    double cap = (double)bb->cfg.max_reply_bytes;
+    if (!st) st = get_num(c, path, o, "max_reply_bytes", 0, (double)((int64_t)1 << 40), &cap);
+    if (!st && cap != (double)(int64_t)cap) {
+        char p[96];
+        snprintf(p, sizeof p, "%s.max_reply_bytes", path);
+        st = bad(c, p, "expected a whole number of bytes");
+    }
     if (st) return st;
+    bb->cfg.max_reply_bytes = (int64_t)cap;
     json_t *xb = json_object_get(o, "extra_body");
     if (xb && !json_is_null(xb)) {
         char p[96];
@@ -238,8 +259,12 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
     if (!root)
         return rf_error_set(err, RF_ERR_ARG, "%s: line %d column %d: %s", name, je.line, je.column,
                             je.text);
-    json_decref(rf->root);
-    rf->root = root;
+    /* every file's tree lives until rf_runfile_free: the description's strings point into it */
+    if (!rf->roots) rf->roots = json_array();
+    if (!rf->roots || json_array_append_new(rf->roots, root)) {
+        if (!rf->roots) json_decref(root);
+        return rf_error_set(err, RF_ERR_NOMEM, "%s: out of memory", name);
+    }
     rf_run_desc *d = &rf->desc;
     static const char *const keys[] = {"backends", "suites", "speed", "load", "accuracy",
                                        "agent",    "probe",  "aba",   "out",  NULL};
@@ -249,6 +274,11 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
     if (bs) {
         if (!json_is_array(bs) || json_array_size(bs) > RF_BENCH_MAX_BACKENDS)
             return bad(&c, "backends", "expected an array of at most 16 backends");
+        if (!json_array_size(bs))
+            return bad(&c, "backends",
+                       "empty: name at least one backend (or leave the key out "
+                       "for the embedded model)");
+        d->n_backends = 0; /* a later file's list replaces an earlier one */
         size_t i;
         json_t *o;
         json_array_foreach(bs, i, o) {
@@ -262,7 +292,12 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
     json_t *su = json_object_get(root, "suites");
     if (su) {
         if (!json_is_array(su)) return bad(&c, "suites", "expected an array of suite names");
+        if (!json_array_size(su))
+            return bad(&c, "suites",
+                       "empty: list at least one of speed, load, accuracy, agent, probe (or "
+                       "leave the key out for all of them)");
         d->speed = d->load = d->accuracy = d->agent = d->probe = false;
+        d->suites_set = true;
         size_t i;
         json_t *v;
         json_array_foreach(su, i, v) {
@@ -290,7 +325,9 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
         if (!st) st = get_int(&c, "load", o, "requests", 0, 1 << 20, &d->load_requests);
         if (!st) st = get_int(&c, "load", o, "max_tokens", 1, 1 << 20, &d->load_tokens);
         if (!st) st = get_int(&c, "load", o, "warmup", 0, 1 << 20, &d->load_warmup);
-        if (!st) st = get_num(&c, "load", o, "rate", 0, 1e6, &d->rate);
+        if (!st) st = get_num(&c, "load", o, "rate", 0, RF_BENCH_MAX_RATE, &d->rate);
+        if (!st && d->rate > 0 && d->rate < RF_BENCH_MIN_RATE)
+            st = bad(&c, "load.rate", "below 0.001 requests per second (0: fixed concurrency)");
         if (!st) st = get_int(&c, "load", o, "rate_requests", 1, 1 << 20, &d->rate_requests);
         if (!st)
             st = get_int(&c, "load", o, "max_concurrency", 0, 1 << 20, &d->rate_max_concurrency);
@@ -329,8 +366,11 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
         if (!d->aba_a || !d->aba_b) return bad(&c, "aba", "needs \"a\" and \"b\" backend names");
         d->aba = true;
         d->aba_speed = true;
+        d->aba_load = false;
         json_t *s = json_object_get(o, "suites");
         if (s) {
+            if (!json_is_array(s) || !json_array_size(s))
+                return bad(&c, "aba.suites", "expected a non-empty array of \"speed\", \"load\"");
             d->aba_speed = false;
             size_t i;
             json_t *v;
@@ -352,42 +392,104 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
 static rf_status flag_int(const char *flag, const char *v, long lo, long hi, int *out,
                           rf_error *err) {
     char *end = NULL;
+    errno = 0;
     long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || !*v || *end || x < lo || x > hi)
+    if (!v || !*v || *end || errno || x < lo || x > hi)
         return rf_error_set(err, RF_ERR_ARG, "%s expects an integer in [%ld, %ld], got '%s'", flag,
                             lo, hi, v ? v : "");
     *out = (int)x;
     return RF_OK;
 }
 
+/* The flags that describe a run: none of them may be given with --resume. */
+static bool resume_compatible(const char *flag) {
+    return !strcmp(flag, "--resume") || !strcmp(flag, "--no-progress");
+}
+
+/* Reads one run file (or a run directory's saved run.json) into rf. */
+static rf_status load_file(const char *path, rf_runfile *rf, rf_error *err) {
+    char *text = NULL;
+    size_t len = 0;
+    rf_error ferr = {0};
+    if (rf_read_file(path, RF_RUNFILE_MAX, &text, &len, &ferr))
+        return rf_error_set(err, RF_ERR_ARG, "%s", ferr.msg);
+    rf_status st = rf_runfile_parse_json(path, text, rf, err);
+    free(text);
+    return st;
+}
+
+/* A copy of a comma list from argv that the caller may cut (strtok), owned by rf. */
+static char *own_copy(rf_runfile *rf, const char *v) {
+    json_t *s = json_string_nocheck(v);
+    if (!s) return NULL;
+    if (!rf->roots) rf->roots = json_array();
+    if (!rf->roots || json_array_append_new(rf->roots, s)) return NULL;
+    return (char *)json_string_value(s);
+}
+
+static rf_status parse_args(int argc, char **argv, rf_runfile *rf, int *want_help, rf_error *err);
+
 rf_status rf_runfile_parse_args(int argc, char **argv, rf_runfile *rf, int *want_help,
                                 rf_error *err) {
+    rf_status st = parse_args(argc, argv, rf, want_help, err);
+    if (st) rf_runfile_free(rf); /* nothing of a refused description is kept */
+    return st;
+}
+
+static rf_status parse_args(int argc, char **argv, rf_runfile *rf, int *want_help, rf_error *err) {
     memset(rf, 0, sizeof *rf);
     rf_run_desc *d = &rf->desc;
     rf_run_desc_defaults(d);
     *want_help = 0;
-    int suites_given = 0, threads = -1;
-    const char *model = NULL, *key_env = NULL;
-    /* the run file first, so flags override it */
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--run")) {
-            if (i + 1 >= argc) return rf_error_set(err, RF_ERR_ARG, "--run needs a file");
-            char *text = NULL;
-            size_t len = 0;
-            rf_status rst = rf_read_file(argv[i + 1], 16u << 20, &text, &len, err);
-            if (rst) return rf_error_set(err, RF_ERR_ARG, "%s", err->msg);
-            rf_status st = rf_runfile_parse_json(argv[i + 1], text, rf, err);
-            free(text);
-            if (st) return st;
-            suites_given = d->speed || d->load || d->accuracy || d->agent || d->probe || d->aba;
-        }
+    int threads = -1;
+    int64_t reply_cap = -1;
+    const char *model = NULL, *key_env = NULL, *resume = NULL;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        rf_status st = RF_OK;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             *want_help = 1;
             return RF_OK;
-        } else if (!strcmp(a, "--no-progress")) {
+        }
+        if (!strcmp(argv[i], "--resume")) {
+            if (i + 1 >= argc) return rf_error_set(err, RF_ERR_ARG, "--resume needs a directory");
+            resume = argv[i + 1];
+        }
+    }
+    if (resume) { /* the saved description is the run: nothing else may change it */
+        for (int i = 1; i < argc; i++) {
+            const char *a = argv[i];
+            if (a[0] == '-' && !resume_compatible(a))
+                return rf_error_set(err, RF_ERR_ARG,
+                                    "--resume continues the run as its run.json describes it; "
+                                    "'%s' cannot be given with it",
+                                    a);
+            if (!strcmp(a, "--resume")) i++;
+        }
+        char *path = NULL;
+        if (asprintf(&path, "%s/run.json", resume) < 0)
+            return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+        rf_status st = load_file(path, rf, err);
+        free(path);
+        if (st) {
+            rf_error_prefix(err, "--resume %s", resume);
+            return st;
+        }
+        d->out_dir = resume;
+        d->resume = true;
+        for (int i = 1; i < argc; i++)
+            if (!strcmp(argv[i], "--no-progress")) d->progress = false;
+    }
+    /* the run files first, in order, so flags override them */
+    for (int i = 1; i < argc && !resume; i++)
+        if (!strcmp(argv[i], "--run")) {
+            if (i + 1 >= argc) return rf_error_set(err, RF_ERR_ARG, "--run needs a file");
+            rf_status st = load_file(argv[i + 1], rf, err);
+            if (st) return st;
+            i++;
+        }
+    for (int i = 1; i < argc && !resume; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        rf_status st = RF_OK;
+        if (!strcmp(a, "--no-progress")) {
             d->progress = false;
             continue;
         } else if (!strcmp(a, "--aba-load")) {
@@ -403,46 +505,54 @@ rf_status rf_runfile_parse_args(int argc, char **argv, rf_runfile *rf, int *want
         if (!strcmp(a, "--run"))
             continue;
         else if (!strcmp(a, "--backend")) {
-            const char *eq = strchr(v, '=');
+            if (!rf->flag_backends) d->n_backends = 0; /* flags replace the run files' list */
+            rf->flag_backends = true;
             if (d->n_backends >= RF_BENCH_MAX_BACKENDS)
                 return rf_error_set(err, RF_ERR_ARG, "--backend: at most 16 backends");
+            char *nv = own_copy(rf, v);
+            if (!nv) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
             rf_bench_backend *bb = &d->backends[d->n_backends++];
             memset(bb, 0, sizeof *bb);
+            char *eq = strchr(nv, '=');
             if (eq) {
-                ((char *)eq)[0] = 0; /* argv is ours to cut */
-                bb->cfg.name = v;
+                *eq = 0;
+                bb->cfg.name = nv;
                 bb->cfg.uri = eq + 1;
             } else {
-                bb->cfg.name = bb->cfg.uri = v;
+                bb->cfg.name = bb->cfg.uri = nv;
             }
             if (!*bb->cfg.uri || !*bb->cfg.name)
-                return rf_error_set(err, RF_ERR_ARG, "--backend expects NAME=URI, got '%s'", v);
+                return rf_error_set(err, RF_ERR_ARG, "--backend expects NAME=URI, got '%s'%s", v,
+                                    !*bb->cfg.name ? " (no name before '=')"
+                                                   : " (no URI after '=')");
         } else if (!strcmp(a, "--model"))
             model = v;
         else if (!strcmp(a, "--api-key-env"))
             key_env = v;
         else if (!strcmp(a, "--suites")) {
             d->speed = d->load = d->accuracy = d->agent = d->probe = false;
-            suites_given = 1;
-            char buf[256];
-            snprintf(buf, sizeof buf, "%s", v);
+            d->suites_set = true;
+            char *buf = own_copy(rf, v);
+            if (!buf) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
             ctx c = {"--suites", err};
-            for (char *tok = strtok(buf, ","); tok && !st; tok = strtok(NULL, ","))
+            int n = 0;
+            for (char *tok = strtok(buf, ","); tok && !st; tok = strtok(NULL, ","), n++)
                 st = set_suite(&c, d, "value", tok);
+            if (!st && !n) st = rf_error_set(err, RF_ERR_ARG, "--suites: empty list");
         } else if (!strcmp(a, "--speed-runs"))
             st = flag_int(a, v, 1, 1000, &d->speed_runs, err);
         else if (!strcmp(a, "--speed-tokens"))
             st = flag_int(a, v, 1, 1 << 20, &d->speed_tokens, err);
         else if (!strcmp(a, "--levels")) {
             d->n_levels = 0;
-            char buf[256];
-            snprintf(buf, sizeof buf, "%s", v);
+            char *buf = own_copy(rf, v);
+            if (!buf) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
             for (char *tok = strtok(buf, ","); tok && !st; tok = strtok(NULL, ",")) {
                 if (d->n_levels >= RF_BENCH_MAX_LEVELS)
                     return rf_error_set(err, RF_ERR_ARG, "--levels: at most 16 levels");
                 st = flag_int(a, tok, 1, 4096, &d->levels[d->n_levels++], err);
             }
-            if (!d->n_levels) st = rf_error_set(err, RF_ERR_ARG, "--levels: empty list");
+            if (!st && !d->n_levels) st = rf_error_set(err, RF_ERR_ARG, "--levels: empty list");
         } else if (!strcmp(a, "--requests"))
             st = flag_int(a, v, 1, 1 << 20, &d->load_requests, err);
         else if (!strcmp(a, "--load-tokens"))
@@ -452,9 +562,10 @@ rf_status rf_runfile_parse_args(int argc, char **argv, rf_runfile *rf, int *want
         else if (!strcmp(a, "--rate")) {
             char *end = NULL;
             d->rate = strtod(v, &end);
-            if (*end || !(d->rate > 0 && d->rate <= 1e6))
+            if (!*v || *end || !(d->rate >= RF_BENCH_MIN_RATE && d->rate <= RF_BENCH_MAX_RATE))
                 st = rf_error_set(err, RF_ERR_ARG,
-                                  "--rate expects requests per second > 0, got '%s'", v);
+                                  "--rate expects requests per second in [%g, %g], got '%s'",
+                                  RF_BENCH_MIN_RATE, RF_BENCH_MAX_RATE, v);
         } else if (!strcmp(a, "--rate-requests"))
             st = flag_int(a, v, 1, 1 << 20, &d->rate_requests, err);
         else if (!strcmp(a, "--max-concurrency"))
@@ -472,17 +583,27 @@ rf_status rf_runfile_parse_args(int argc, char **argv, rf_runfile *rf, int *want
         else if (!strcmp(a, "--probe"))
             d->probe_question = v;
         else if (!strcmp(a, "--aba")) {
-            char *comma = strchr(v, ',');
-            if (!comma || comma == v || !comma[1])
+            char *buf = own_copy(rf, v);
+            if (!buf) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+            char *comma = strchr(buf, ',');
+            if (!comma || comma == buf || !comma[1])
                 return rf_error_set(err, RF_ERR_ARG,
                                     "--aba expects A,B (two backend names), got '%s'", v);
             *comma = 0;
-            d->aba_a = v;
+            d->aba_a = buf;
             d->aba_b = comma + 1;
             d->aba = d->aba_speed = true;
         } else if (!strcmp(a, "--threads"))
             st = flag_int(a, v, 0, 1024, &threads, err);
-        else if (!strcmp(a, "--out"))
+        else if (!strcmp(a, "--max-reply-bytes")) {
+            char *end = NULL;
+            errno = 0;
+            long long x = strtoll(v, &end, 10);
+            if (!*v || *end || errno || x < 1 || x > ((long long)1 << 40))
+                st = rf_error_set(err, RF_ERR_ARG,
+                                  "--max-reply-bytes expects bytes in [1, 2^40], got '%s'", v);
+            reply_cap = x;
+        } else if (!strcmp(a, "--out"))
             d->out_dir = v;
         else
             return rf_error_set(err, RF_ERR_ARG, "unknown option '%s' (roofline bench --help)", a);
@@ -502,15 +623,171 @@ rf_status rf_runfile_parse_args(int argc, char **argv, rf_runfile *rf, int *want
         if (!bb->cfg.api_key_env && getenv("OPENAI_API_KEY"))
             bb->cfg.api_key_env = "OPENAI_API_KEY";
         if (threads >= 0) bb->cfg.threads = threads;
+        if (reply_cap > 0) bb->cfg.max_reply_bytes = reply_cap;
+    }
+    if (!d->suites_set && !d->aba) d->speed = d->load = d->accuracy = d->agent = d->probe = true;
+    return rf_run_desc_check(d, err);
+}
+
+/* Names end up in terminals, Markdown and JSON: valid UTF-8 without control characters. */
+static bool clean_name(const char *s) {
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        size_t k = rf_utf8_seq(s + i, n - i);
+        if (!k || (k == 1 && ((unsigned char)s[i] < 0x20 || s[i] == 0x7f))) return false;
+        i += k;
+    }
+    return true;
+}
+
+rf_status rf_run_desc_check(const rf_run_desc *d, rf_error *err) {
+    if (d->n_backends < 1) return rf_error_set(err, RF_ERR_ARG, "no backend to run against");
+    for (int i = 0; i < d->n_backends; i++) {
+        const rf_bench_backend *bb = &d->backends[i];
+        char pb[96];
+        if (!clean_name(bb->cfg.name) || !clean_name(bb->cfg.uri))
+            return rf_error_set(err, RF_ERR_ARG,
+                                "backend '%s': the name and URI must be UTF-8 text without "
+                                "control characters",
+                                rf_escaped(bb->cfg.name, strlen(bb->cfg.name), pb, sizeof pb));
         for (int j = 0; j < i; j++)
             if (!strcmp(d->backends[j].cfg.name, bb->cfg.name))
                 return rf_error_set(err, RF_ERR_ARG, "two backends are named '%s'", bb->cfg.name);
+        rf_status st = rf_backend_validate(&bb->cfg, err);
+        if (st) return st;
     }
-    if (!suites_given) d->speed = d->load = d->accuracy = d->agent = d->probe = true;
+    if (!(d->speed || d->load || d->accuracy || d->agent || d->probe || d->aba))
+        return rf_error_set(err, RF_ERR_ARG, "no suite to run");
+    if (d->aba) {
+        const char *names[2] = {d->aba_a, d->aba_b};
+        for (int k = 0; k < 2; k++) {
+            int found = 0;
+            for (int i = 0; names[k] && i < d->n_backends; i++)
+                found |= !strcmp(d->backends[i].cfg.name, names[k]);
+            if (!found)
+                return rf_error_set(err, RF_ERR_ARG,
+                                    "aba.%s: '%s' is not the name of a backend of this run",
+                                    k ? "b" : "a", names[k] ? names[k] : "");
+        }
+        if (!strcmp(d->aba_a, d->aba_b))
+            return rf_error_set(err, RF_ERR_ARG, "aba: a and b are the same backend '%s'",
+                                d->aba_a);
+    }
+    if (d->rate > 0) {
+        /* the whole schedule must fit the clock: n / rate seconds, as int64 nanoseconds */
+        double span = (double)d->rate_requests / d->rate;
+        if (!(span <= RF_BENCH_MAX_SCHEDULE_S))
+            return rf_error_set(err, RF_ERR_ARG,
+                                "load.rate: %d requests at %g/s span %.3g s, more than the %g s a "
+                                "run may be scheduled over",
+                                d->rate_requests, d->rate, span, RF_BENCH_MAX_SCHEDULE_S);
+    }
     return RF_OK;
 }
 
+/* ---- the saved description ---- */
+
+static void set_str_opt(json_t *o, const char *k, const char *v) {
+    if (v) json_object_set_new(o, k, json_string_nocheck(v));
+}
+
+json_t *rf_run_desc_to_json(const rf_run_desc *d) {
+    json_t *o = json_object();
+    json_t *bs = json_array();
+    for (int i = 0; i < d->n_backends; i++) {
+        const rf_bench_backend *bb = &d->backends[i];
+        const rf_backend_cfg *c = &bb->cfg;
+        json_t *b = json_object();
+        set_str_opt(b, "name", c->name);
+        set_str_opt(b, "uri", c->uri);
+        set_str_opt(b, "model", c->model);
+        set_str_opt(b, "api_key_env", c->api_key_env);
+        json_object_set_new(b, "threads", json_integer(c->threads));
+        json_object_set_new(b, "max_seqs", json_integer(c->max_seqs));
+        json_object_set_new(b, "n_ctx", json_integer(c->n_ctx));
+        json_object_set_new(b, "timeout_s", json_real(c->timeout_s));
+        json_object_set_new(b, "stall_s", json_real(c->stall_s));
+        json_object_set_new(
+            b, "max_reply_bytes",
+            json_integer(c->max_reply_bytes ? c->max_reply_bytes : RF_BK_DEFAULT_REPLY_CAP));
+        if (c->extra_body) {
+            json_t *x = json_loads(c->extra_body, 0, NULL);
+            if (x) json_object_set_new(b, "extra_body", x);
+        }
+        json_t *pr = json_object();
+        json_object_set_new(pr, "usd_per_hour", json_real(bb->usd_per_hour));
+        json_object_set_new(pr, "usd_per_m_input", json_real(bb->usd_per_m_input));
+        json_object_set_new(pr, "usd_per_m_output", json_real(bb->usd_per_m_output));
+        json_object_set_new(b, "price", pr);
+        if (bb->hardware || bb->mem_bw_gbs > 0) {
+            json_t *hw = json_object();
+            set_str_opt(hw, "name", bb->hardware);
+            json_object_set_new(hw, "mem_bw_gbs", json_real(bb->mem_bw_gbs));
+            json_object_set_new(b, "hardware", hw);
+        }
+        json_array_append_new(bs, b);
+    }
+    json_object_set_new(o, "backends", bs);
+    json_t *su = json_array();
+    const struct {
+        bool on;
+        const char *name;
+    } suites[] = {{d->speed, "speed"},
+                  {d->load, "load"},
+                  {d->accuracy, "accuracy"},
+                  {d->agent, "agent"},
+                  {d->probe, "probe"}};
+    for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
+        if (suites[i].on) json_array_append_new(su, json_string(suites[i].name));
+    if (json_array_size(su))
+        json_object_set_new(o, "suites", su);
+    else
+        json_decref(su); /* an A/B/A-only run: the key is left out */
+    json_t *sp = json_object();
+    json_object_set_new(sp, "runs", json_integer(d->speed_runs));
+    json_object_set_new(sp, "max_tokens", json_integer(d->speed_tokens));
+    set_str_opt(sp, "prompt", d->speed_prompt);
+    json_object_set_new(o, "speed", sp);
+    json_t *ld = json_object(), *lv = json_array();
+    for (int i = 0; i < d->n_levels; i++) json_array_append_new(lv, json_integer(d->levels[i]));
+    json_object_set_new(ld, "levels", lv);
+    json_object_set_new(ld, "requests", json_integer(d->load_requests));
+    json_object_set_new(ld, "max_tokens", json_integer(d->load_tokens));
+    json_object_set_new(ld, "warmup", json_integer(d->load_warmup));
+    json_object_set_new(ld, "rate", json_real(d->rate));
+    json_object_set_new(ld, "rate_requests", json_integer(d->rate_requests));
+    json_object_set_new(ld, "max_concurrency", json_integer(d->rate_max_concurrency));
+    json_object_set_new(ld, "seed", json_integer((json_int_t)d->rate_seed));
+    json_object_set_new(o, "load", ld);
+    char buf[RF_BENCH_PATH_MAX];
+    json_t *ac = json_object();
+    set_str_opt(ac, "questions",
+                rf_bench_data_path(d->questions, "accuracy/seed40.jsonl", buf, sizeof buf, NULL));
+    json_object_set_new(ac, "max_tokens", json_integer(d->accuracy_tokens));
+    json_object_set_new(ac, "concurrency", json_integer(d->accuracy_concurrency));
+    json_object_set_new(o, "accuracy", ac);
+    json_t *ag = json_object();
+    set_str_opt(ag, "task",
+                rf_bench_data_path(d->agent_task, "agent/count_ids.json", buf, sizeof buf, NULL));
+    if (d->agent_runs) json_object_set_new(ag, "runs", json_integer(d->agent_runs));
+    json_object_set_new(o, "agent", ag);
+    json_t *pb = json_object();
+    set_str_opt(pb, "question", d->probe_question);
+    json_object_set_new(o, "probe", pb);
+    if (d->aba) {
+        json_t *ab = json_object(), *as = json_array();
+        set_str_opt(ab, "a", d->aba_a);
+        set_str_opt(ab, "b", d->aba_b);
+        if (d->aba_speed) json_array_append_new(as, json_string("speed"));
+        if (d->aba_load) json_array_append_new(as, json_string("load"));
+        json_object_set_new(ab, "suites", as);
+        json_object_set_new(o, "aba", ab);
+    }
+    set_str_opt(o, "out", d->out_dir);
+    return o;
+}
+
 void rf_runfile_free(rf_runfile *rf) {
-    json_decref(rf->root);
-    rf->root = NULL;
+    json_decref(rf->roots);
+    rf->roots = NULL;
 }

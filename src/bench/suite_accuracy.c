@@ -37,7 +37,7 @@ static void acc_done(rf_send *s) {
 }
 
 static void acc_start(acc_run *a) {
-    if (rf_bench_interrupted(a->b)) {
+    if (rf_bench_stopped(a->b)) {
         a->outstanding -= a->n - a->next;
         a->next = a->n;
         return;
@@ -65,13 +65,14 @@ static void grade(rf_send *s, const rf_question *q) {
 }
 
 rf_status rf_bench_preflight(const rf_run_desc *d, rf_error *err) {
-    char buf[1024];
+    char buf[RF_BENCH_PATH_MAX];
     if (d->accuracy) {
         rf_question *qs = NULL;
         int32_t n = 0;
-        rf_status st = rf_questions_load(
-            rf_bench_data_path(d->questions, "accuracy/seed40.jsonl", buf, sizeof buf), NULL, &qs,
-            &n, err);
+        const char *path =
+            rf_bench_data_path(d->questions, "accuracy/seed40.jsonl", buf, sizeof buf, err);
+        if (!path) return err->code;
+        rf_status st = rf_questions_load(path, NULL, &qs, &n, err);
         if (st) return st;
         rf_questions_free(qs, n);
     }
@@ -79,17 +80,25 @@ rf_status rf_bench_preflight(const rf_run_desc *d, rf_error *err) {
     return RF_OK;
 }
 
-const char *rf_bench_data_path(const char *given, const char *rel, char *buf, size_t cap) {
+const char *rf_bench_data_path(const char *given, const char *rel, char *buf, size_t cap,
+                               rf_error *err) {
     if (given) return given;
     const char *dir = getenv("ROOFLINE_DATA");
-    snprintf(buf, cap, "%s/%s", dir && *dir ? dir : ROOFLINE_DATA_DIR, rel);
+    int n = snprintf(buf, cap, "%s/%s", dir && *dir ? dir : ROOFLINE_DATA_DIR, rel);
+    if (n < 0 || (size_t)n >= cap) {
+        rf_error_set(err, RF_ERR_ARG,
+                     "ROOFLINE_DATA: the path of %s would be longer than %zu bytes", rel, cap - 1);
+        return NULL;
+    }
     return buf;
 }
 
 rf_status rf_suite_accuracy(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err) {
     rf_run_desc *d = rf_bench_run(b);
-    char pbuf[1024];
-    const char *path = rf_bench_data_path(d->questions, "accuracy/seed40.jsonl", pbuf, sizeof pbuf);
+    char pbuf[RF_BENCH_PATH_MAX];
+    const char *path =
+        rf_bench_data_path(d->questions, "accuracy/seed40.jsonl", pbuf, sizeof pbuf, err);
+    if (!path) return err->code;
     rf_question *qs = NULL;
     int32_t n = 0;
     rf_status st = rf_questions_load(path, NULL, &qs, &n, err);
@@ -109,6 +118,7 @@ rf_status rf_suite_accuracy(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_e
         rf_send *s = &a.sends[i];
         rf_send_init(s, b, bb, "accuracy", qs[i].prompt, d->accuracy_tokens);
         snprintf(s->item, sizeof s->item, "%s", qs[i].id);
+        s->index = i;
         s->on_result = acc_graded;
         s->on_done = acc_done;
         s->user = &a;

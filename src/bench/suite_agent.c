@@ -12,10 +12,12 @@
 #include "util/clock.h"
 
 rf_status rf_agent_preflight(const rf_run_desc *d, rf_error *err) {
-    char buf[1024];
+    char buf[RF_BENCH_PATH_MAX];
     rf_agent_task t;
-    rf_status st = rf_agent_task_load(
-        rf_bench_data_path(d->agent_task, "agent/count_ids.json", buf, sizeof buf), &t, err);
+    const char *path =
+        rf_bench_data_path(d->agent_task, "agent/count_ids.json", buf, sizeof buf, err);
+    if (!path) return err->code;
+    rf_status st = rf_agent_task_load(path, &t, err);
     if (!st) rf_agent_task_free(&t);
     return st;
 }
@@ -63,13 +65,13 @@ static rf_status one_run(rf_bench *b, rf_bench_backend *bb, const rf_agent_task 
     size_t final_len = 0;
     *status = NULL;
     rf_status st = RF_OK;
-    int64_t t0 = rf_now_ns();
+    int64_t turn_ns = 0;
     /* the conversation so far */
     rf_bk_message conv[RF_SEND_MAX_MSGS];
     int n_conv = 0;
     if (t->system) conv[n_conv++] = (rf_bk_message){"system", t->system, NULL, NULL};
     conv[n_conv++] = (rf_bk_message){"user", t->user, NULL, NULL};
-    for (int k = 0; k < t->max_turns && !rf_bench_interrupted(b); k++) {
+    for (int k = 0; k < t->max_turns && !rf_bench_stopped(b); k++) {
         rf_send *s = &turns[n_turns++];
         rf_send_init(s, b, bb, "agent", t->user, 128);
         memcpy(s->msgs, conv, (size_t)n_conv * sizeof *conv);
@@ -77,10 +79,13 @@ static rf_status one_run(rf_bench *b, rf_bench_backend *bb, const rf_agent_task 
         s->req.tools = t->tools_json;
         s->req.tool_choice = t->tool_choice;
         snprintf(s->item, sizeof s->item, "%s run %d turn %d", t->name, run, k + 1);
+        s->index = (run - 1) * t->max_turns + k;
         s->grade = json_object(); /* the reply and calls go into the record */
         st = rf_send_one(s, err);
         if (st) break;
         const rf_bk_result *r = &s->req.res;
+        /* the run's time is its turns' (a turn restored by --resume keeps its recorded time) */
+        if (r->t_done > r->t_sent && r->t_sent) turn_ns += r->t_done - r->t_sent;
         if (r->err != RF_BK_OK) {
             *status = rf_bk_error_name(r->err);
             break;
@@ -106,7 +111,7 @@ static rf_status one_run(rf_bench *b, rf_bench_backend *bb, const rf_agent_task 
         final_text = "";
         final_len = 0;
     }
-    *secs = (double)(rf_now_ns() - t0) / 1e9;
+    *secs = (double)turn_ns / 1e9;
     rf_agent_grade_run(t, calls, n_calls, final_text, final_len, g);
     for (int i = 0; i < n_turns; i++) rf_send_free(&turns[i]);
     for (int i = 0; i < ts.n_json; i++) free(ts.call_json[i]);
@@ -117,10 +122,12 @@ static rf_status one_run(rf_bench *b, rf_bench_backend *bb, const rf_agent_task 
 
 rf_status rf_suite_agent(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err) {
     rf_run_desc *d = rf_bench_run(b);
-    char buf[1024];
+    char buf[RF_BENCH_PATH_MAX];
     rf_agent_task t;
-    rf_status st = rf_agent_task_load(
-        rf_bench_data_path(d->agent_task, "agent/count_ids.json", buf, sizeof buf), &t, err);
+    const char *path =
+        rf_bench_data_path(d->agent_task, "agent/count_ids.json", buf, sizeof buf, err);
+    if (!path) return err->code;
+    rf_status st = rf_agent_task_load(path, &t, err);
     if (st) return st;
     int runs = d->agent_runs ? d->agent_runs : t.runs;
     int name_w = 4;
@@ -130,7 +137,7 @@ rf_status rf_suite_agent(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_erro
     }
     json_t *lines = json_array(), *details = json_array();
     int quoted_ok = 0, filter_ok = 0, ok = 0;
-    for (int run = 1; run <= runs && !rf_bench_interrupted(b); run++) {
+    for (int run = 1; run <= runs && !rf_bench_stopped(b); run++) {
         rf_agent_grade g;
         const char *status = NULL;
         double secs = 0;

@@ -43,7 +43,7 @@ static void closed_done(rf_send *s) {
 
 /* Closed loop: keep max_in_flight requests going. */
 static void start_next(load_run *lr) {
-    if (rf_bench_interrupted(lr->b)) { /* what was never sent is not waited for */
+    if (rf_bench_stopped(lr->b)) { /* what was never sent is not waited for */
         lr->outstanding -= lr->total - lr->next;
         lr->next = lr->total;
         return;
@@ -72,7 +72,7 @@ static void rate_fire(load_run *lr, int i) {
     lr->in_flight++;
     int64_t intended = s->t_intended;
     rf_send_at(s, 0);
-    s->t_intended = intended;
+    if (!s->reused) s->t_intended = intended; /* a restored one keeps its recorded time */
 }
 
 static void rate_done(rf_send *s) {
@@ -107,15 +107,23 @@ static void summarise(load_run *lr, int warmup, json_t *out) {
     size_t nt = 0, np = 0, nq = 0, nl = 0, ng = 0;
     int ok = 0, errs[RF_BK_ERROR_COUNT] = {0};
     long long tokens = 0, requested = 0, short_of = 0, resends = 0;
-    int64_t t_start = 0, t_end = 0;
-    for (int i = warmup; i < n; i++) {
+    /* the duration per session: a resumed level's requests ran on two clocks, with the time
+     * the run was down between them, which belongs to no measurement */
+    int n_sessions = 1, reused = 0;
+    for (int i = warmup; i < n; i++)
+        if (lr->sends[i].session >= n_sessions) n_sessions = lr->sends[i].session + 1;
+    int64_t *t_start = calloc((size_t)n_sessions, sizeof *t_start),
+            *t_end = calloc((size_t)n_sessions, sizeof *t_end);
+    for (int i = warmup; i < n && t_start && t_end; i++) {
         rf_send *s = &lr->sends[i];
         const rf_bk_result *r = &s->req.res;
         if (!s->started && !s->finished) continue;
+        reused += s->reused;
+        int ses = s->session >= 0 ? s->session : 0;
         int64_t t_begin = s->t_intended ? s->t_intended : r->t_sent;
-        if (t_begin && (!t_start || t_begin < t_start)) t_start = t_begin;
+        if (t_begin && (!t_start[ses] || t_begin < t_start[ses])) t_start[ses] = t_begin;
         int64_t t_fin = r->t_done ? r->t_done : r->t_last_content;
-        if (t_fin > t_end) t_end = t_fin;
+        if (t_fin > t_end[ses]) t_end[ses] = t_fin;
         rf_send_metrics m;
         rf_send_metrics_of(s, &m);
         resends += r->resends;
@@ -140,8 +148,20 @@ static void summarise(load_run *lr, int warmup, json_t *out) {
             tgap[ng++] = g / (r->ev_tokens[k] > 0 ? (double)r->ev_tokens[k] : even);
         }
     }
-    double dur = t_end > t_start ? (double)(t_end - t_start) / 1e9 : 0;
+    double dur = 0;
+    int sessions_used = 0;
+    for (int k = 0; k < n_sessions && t_start && t_end; k++)
+        if (t_end[k] > t_start[k]) {
+            dur += (double)(t_end[k] - t_start[k]) / 1e9;
+            sessions_used++;
+        }
+    free(t_start);
+    free(t_end);
     json_object_set_new(out, "requests", json_integer(n - warmup));
+    if (reused) {
+        json_object_set_new(out, "restored_from_records", json_integer(reused));
+        json_object_set_new(out, "sessions", json_integer(sessions_used));
+    }
     json_object_set_new(out, "warmup", json_integer(warmup));
     json_object_set_new(out, "ok", json_integer(ok));
     json_t *e = json_object();
@@ -167,6 +187,42 @@ static void summarise(load_run *lr, int warmup, json_t *out) {
     add_stats(out, "queue_latency_ms", qlat, nq);
     add_stats(out, "schedule_lag_ms", lag, nl);
     free(ttft), free(tpot), free(qlat), free(lag), free(cgap), free(tgap);
+}
+
+/* The client's own state during the level: when its loop ran late by more than the figures can
+ * take (a quarter of the TTFT or TPOT median, at least 1 ms), or its thread used nearly a whole
+ * core, the level's times are the client's, not the server's, and the summary says so. */
+static void client_section(const rf_loop_lag *lag, bool loop_timed, json_t *out) {
+    json_t *c = json_object();
+    json_t *l = json_object();
+    json_object_set_new(l, "samples", json_integer(lag->samples));
+    json_object_set_new(l, "p50", json_real(lag->p50_ms));
+    json_object_set_new(l, "p90", json_real(lag->p90_ms));
+    json_object_set_new(l, "p99", json_real(lag->p99_ms));
+    json_object_set_new(l, "max", json_real(lag->max_ms));
+    json_object_set_new(c, "loop_lag_ms", l);
+    double util = lag->wall_s > 0 ? lag->cpu_s / lag->wall_s : 0;
+    json_object_set_new(c, "cpu_s", json_real(lag->cpu_s));
+    json_object_set_new(c, "cpu_util", json_real(util));
+    double ttft = json_number_value(json_object_get(json_object_get(out, "ttft_ms"), "p50"));
+    double tpot = json_number_value(json_object_get(json_object_get(out, "tpot_ms"), "p50"));
+    double scale = ttft > 0 && (tpot <= 0 || ttft < tpot) ? ttft : tpot;
+    double bound_ms = 0.25 * scale > 1.0 ? 0.25 * scale : 1.0;
+    json_object_set_new(c, "lag_bound_ms", json_real(bound_ms));
+    char why[200] = "";
+    if (!loop_timed)
+        snprintf(why, sizeof why, "event times are taken by the backend's own thread");
+    else if (lag->samples && lag->p99_ms > bound_ms)
+        snprintf(why, sizeof why,
+                 "client loop lag p99 %.1f ms exceeds %.1f ms: times are late by as much",
+                 lag->p99_ms, bound_ms);
+    else if (util > 0.9)
+        snprintf(why, sizeof why,
+                 "client thread used %.0f%% of a core: it read the streams in bursts", 100 * util);
+    bool bound = loop_timed && why[0];
+    json_object_set_new(c, "bound", json_boolean(bound));
+    if (why[0]) json_object_set_new(c, bound ? "warning" : "note", json_string(why));
+    json_object_set_new(out, "client", c);
 }
 
 static rf_status run_level(rf_bench *b, rf_bench_backend *bb, int level, double rate, json_t *out,
@@ -197,6 +253,7 @@ static rf_status run_level(rf_bench *b, rf_bench_backend *bb, int level, double 
         rf_send_init(s, b, bb, "load", prompts[i % 4], d->load_tokens);
         s->req.ignore_eos = true;
         s->level = level;
+        s->index = i;
         s->warmup = i < warmup;
         s->user = &lr;
         snprintf(s->item, sizeof s->item, "%s %d", rate > 0 ? "rate" : "c", i);
@@ -227,7 +284,9 @@ static rf_status run_level(rf_bench *b, rf_bench_backend *bb, int level, double 
         for (int i = 0; i < n; i++) {
             rf_send *s = &lr.sends[i];
             rf_error e = {0};
-            if (rf_bench_loop_at(b, s->t_intended, rate_timer, s, &e) != RF_OK) rate_fire(&lr, i);
+            /* a request already recorded (--resume) completes now, not at its time */
+            if (rf_send_recorded(s) || rf_bench_loop_at(b, s->t_intended, rate_timer, s, &e))
+                rate_fire(&lr, i);
         }
         rf_bench_progress(b, lr.what, 0, lr.total);
     } else {
@@ -238,7 +297,10 @@ static rf_status run_level(rf_bench *b, rf_bench_backend *bb, int level, double 
         rf_bench_progress(b, lr.what, 0, lr.total);
         start_next(&lr);
     }
+    rf_loop_probe_start(rf_bench_loop(b), 5000000);
     st = rf_bench_wait(b, &lr.outstanding, err);
+    rf_loop_lag lag;
+    rf_loop_probe_stop(rf_bench_loop(b), &lag);
     json_object_set_new(out, "mode", json_string(rate > 0 ? "rate" : "concurrency"));
     if (rate > 0) {
         json_object_set_new(out, "rate", json_real(rate));
@@ -247,6 +309,11 @@ static rf_status run_level(rf_bench *b, rf_bench_backend *bb, int level, double 
         json_object_set_new(out, "concurrency", json_integer(level));
     }
     summarise(&lr, warmup, out);
+    client_section(&lag, bb->b && bb->b->vt->loop_timed, out);
+    json_t *cl = json_object_get(out, "client");
+    if (json_is_true(json_object_get(cl, "bound")))
+        rf_bench_log(b, "warning: %s: %s", lr.what,
+                     json_string_value(json_object_get(cl, "warning")));
     for (int i = 0; i < lr.total; i++) rf_send_free(&lr.sends[i]);
     free(lr.sends);
     free(lr.pending);
@@ -262,7 +329,7 @@ rf_status rf_suite_load(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error
         json_array_append_new(levels, o);
         return run_level(b, bb, 0, d->rate, o, err);
     }
-    for (int i = 0; i < d->n_levels && !rf_bench_interrupted(b); i++) {
+    for (int i = 0; i < d->n_levels && !rf_bench_stopped(b); i++) {
         json_t *o = json_object();
         json_array_append_new(levels, o);
         rf_status st = run_level(b, bb, d->levels[i], 0, o, err);

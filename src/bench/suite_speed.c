@@ -34,11 +34,12 @@ rf_status rf_suite_speed(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_erro
     rf_status st = RF_OK;
     char what[96];
     snprintf(what, sizeof what, "speed %s", bb->cfg.name);
-    for (int i = 0; i < n && !rf_bench_interrupted(b); i++) {
+    for (int i = 0; i < n && !rf_bench_stopped(b); i++) {
         rf_bench_progress(b, what, i, n);
         rf_send *s = &sends[i];
         rf_send_init(s, b, bb, "speed", d->speed_prompt, d->speed_tokens);
         s->req.ignore_eos = true;
+        s->index = i;
         snprintf(s->item, sizeof s->item, "run %d", i + 1);
         st = rf_send_one(s, err);
         if (st) break;

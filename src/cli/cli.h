@@ -7,7 +7,8 @@
 
 #include "roofline/status.h"
 
-enum { RF_EXIT_OK = 0, RF_EXIT_FAIL = 1, RF_EXIT_BAD_INPUT = 2 };
+/* RF_EXIT_UNANSWERED: roofline bench ran, but a suite got no successful reply from a backend. */
+enum { RF_EXIT_OK = 0, RF_EXIT_FAIL = 1, RF_EXIT_BAD_INPUT = 2, RF_EXIT_UNANSWERED = 3 };
 
 /* The model used when no -m is given: $ROOFLINE_MODEL, else the path set at build time
  * (models/gemma-3-270m-q4_k_m.gguf in the source tree), else the gemma3 PyPI package's cache. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "util/buf.h"
 #include "util/utf8.h"
@@ -14,6 +15,11 @@ rf_status rf_read_file(const char *path, size_t max, char **data, size_t *len, r
     *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return rf_error_set(err, RF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        return rf_error_set(err, RF_ERR_IO, "%s: is a directory, not a file", path);
+    }
     rf_buf b;
     rf_buf_init(&b, max);
     char chunk[65536];
@@ -26,7 +32,8 @@ rf_status rf_read_file(const char *path, size_t max, char **data, size_t *len, r
         else if (st)
             st = rf_error_set(err, st, "%s: out of memory", path);
     }
-    if (!st && ferror(f)) st = rf_error_set(err, RF_ERR_IO, "%s: read error", path);
+    if (!st && ferror(f))
+        st = rf_error_set(err, RF_ERR_IO, "%s: read error: %s", path, strerror(errno));
     fclose(f);
     if (!st && rf_buf_terminate(&b))
         st = rf_error_set(err, RF_ERR_NOMEM, "%s: out of memory", path);
@@ -38,26 +45,43 @@ rf_status rf_read_file(const char *path, size_t max, char **data, size_t *len, r
     return RF_OK;
 }
 
-const char *rf_printable(const char *s, size_t n, char *out, size_t cap) {
+/* One excerpt writer for both forms: '?' for a byte that cannot be shown, or its \xNN escape. */
+static const char *excerpt(const char *s, size_t n, char *out, size_t cap, bool escape) {
     size_t w = 0, limit = cap - 4;
     for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)s[i];
         size_t k = rf_utf8_seq(s + i, n - i);
-        bool broken = k == 0; /* a byte of no valid sequence prints as '?' */
+        bool broken = k == 0; /* a byte of no valid sequence */
         if (broken) k = 1;
-        if (w + k > limit) { /* never cut a character in two */
+        bool hidden = broken || (k == 1 && (c < 0x20 || c == 0x7f));
+        size_t need = hidden && escape ? 4 : k;
+        if (w + need > limit) { /* never cut a character (or an escape) in two */
             memcpy(out + w, "...", 3);
             w += 3;
             break;
         }
-        if (k > 1) {
+        if (hidden && escape) {
+            static const char hex[] = "0123456789abcdef";
+            out[w++] = '\\';
+            out[w++] = 'x';
+            out[w++] = hex[c >> 4];
+            out[w++] = hex[c & 15];
+        } else if (hidden) {
+            out[w++] = '?';
+        } else {
             memcpy(out + w, s + i, k);
             w += k;
-        } else {
-            out[w++] = (broken || c < 0x20 || c == 0x7f) ? '?' : (char)c;
         }
         i += k;
     }
     out[w] = 0;
     return out;
+}
+
+const char *rf_printable(const char *s, size_t n, char *out, size_t cap) {
+    return excerpt(s, n, out, cap, false);
+}
+
+const char *rf_escaped(const char *s, size_t n, char *out, size_t cap) {
+    return excerpt(s, n, out, cap, true);
 }

@@ -16,5 +16,8 @@ rf_status rf_read_file(const char *path, size_t max, char **data, size_t *len, r
  * bytes of no valid UTF-8 sequence become '?', and text longer than fits ends in "..." without
  * cutting a character. Returns out. */
 const char *rf_printable(const char *s, size_t n, char *out, size_t cap);
+/* The same, but a byte that cannot be shown (a control byte, or one of no valid UTF-8 sequence)
+ * is written as its escape \xNN, so nothing of a message is lost but its length. */
+const char *rf_escaped(const char *s, size_t n, char *out, size_t cap);
 
 #endif

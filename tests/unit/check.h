@@ -64,6 +64,16 @@ static inline int check_summary(const char *name) {
     return g_check_failures ? 1 : 0;
 }
 
+/* The number of '\n' in the file at path; -1 when it cannot be opened. */
+static inline int check_count_lines(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int n = 0, c;
+    while ((c = fgetc(f)) != EOF) n += c == '\n';
+    fclose(f);
+    return n;
+}
+
 /* Returns the real-model path for end-to-end tests, or exits 77 (skipped) when it is absent. */
 static inline const char *check_model_or_skip(void) {
     const char *p = getenv("ROOFLINE_TEST_MODEL");

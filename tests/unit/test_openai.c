@@ -31,9 +31,12 @@
 #include <unistd.h>
 
 #include "bench/backend.h"
+#include "bench/bench.h"
 #include "bench/fake_server.h"
+#include "bench/records.h"
 #include "check.h"
 #include "util/clock.h"
+#include "util/utf8.h"
 
 /* ------------------------------------------------------------------ the responder */
 
@@ -458,6 +461,258 @@ static void test_normal(const char *scen) {
     CHECK(!strcmp(r->finish_reason, "stop"));
     CHECK(r->n_calls == 0 && r->client_tokens == -1);
     rf_bk_result_free(&req.res);
+}
+
+/* ------------------------------------------------------------------ a raw TCP responder */
+
+/* For replies libmicrohttpd will not send: not HTTP at all, broken status lines, redirects, any
+ * bytes as an error body, and streams that never end. Each connection reads the request (up to
+ * the blank line and Content-Length) and gets g_raw_reply, or, in g_raw_endless mode, headers
+ * then SSE chunks until the client goes away. One request at a time. */
+static const char *g_raw_reply;
+static size_t g_raw_len;
+static int g_raw_endless; /* 1: content chunks; 2: tool-call argument fragments */
+static int g_raw_fd = -1;
+
+static void raw_serve(int c) {
+    char buf[16384];
+    size_t n = 0;
+    for (;;) { /* the request head, then as much body as Content-Length says */
+        ssize_t k = recv(c, buf + n, sizeof buf - 1 - n, 0);
+        if (k <= 0) return;
+        n += (size_t)k;
+        buf[n] = 0;
+        char *end = strstr(buf, "\r\n\r\n");
+        if (!end) continue;
+        const char *cl = strcasestr(buf, "Content-Length:");
+        size_t want = cl ? (size_t)strtoul(cl + 15, NULL, 10) : 0;
+        if (n - (size_t)(end + 4 - buf) >= want || n >= sizeof buf - 1) break;
+    }
+    if (!g_raw_endless) {
+        ssize_t w = send(c, g_raw_reply, g_raw_len, MSG_NOSIGNAL);
+        (void)w;
+        return;
+    }
+    const char *head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n";
+    if (send(c, head, strlen(head), MSG_NOSIGNAL) < 0) return;
+    if (g_raw_endless == 2) {
+        const char *call =
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":"
+            "\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]"
+            "}"
+            "\n\n";
+        if (send(c, call, strlen(call), MSG_NOSIGNAL) < 0) return;
+    }
+    const char *chunk =
+        g_raw_endless == 1
+            ? TEXT("0123456789abcdef0123456789abcdef")
+            : "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+              "\"function\":{\"arguments\":\"0123456789abcdef0123456789abcdef\"}}]}}]}\n\n";
+    while (!atomic_load(&g_stopping) && send(c, chunk, strlen(chunk), MSG_NOSIGNAL) > 0) {
+    }
+}
+
+static void *raw_thread(void *arg) {
+    (void)arg;
+    for (;;) {
+        int c = accept(g_raw_fd, NULL, NULL);
+        if (c < 0) {
+            if (atomic_load(&g_stopping)) return NULL;
+            continue;
+        }
+        raw_serve(c);
+        shutdown(c, SHUT_RDWR);
+        close(c);
+    }
+}
+
+static int raw_start(pthread_t *th) {
+    g_raw_fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {0};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof sa;
+    if (g_raw_fd < 0 || bind(g_raw_fd, (struct sockaddr *)&sa, sizeof sa) || listen(g_raw_fd, 16) ||
+        getsockname(g_raw_fd, (struct sockaddr *)&sa, &len) ||
+        pthread_create(th, NULL, raw_thread, NULL))
+        return 0;
+    return ntohs(sa.sin_port);
+}
+
+static void raw_stop(pthread_t th, int port) {
+    atomic_store(&g_stopping, 1);
+    shutdown(g_raw_fd, SHUT_RDWR);
+    int c = socket(AF_INET, SOCK_STREAM, 0); /* wakes accept */
+    struct sockaddr_in sa = {0};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = htons((uint16_t)port);
+    if (c >= 0) {
+        int r = connect(c, (struct sockaddr *)&sa, sizeof sa);
+        (void)r;
+        close(c);
+    }
+    pthread_join(th, NULL);
+    close(g_raw_fd);
+}
+
+/* One request to the raw responder answering reply[0..len). */
+static void raw_one(int port, const char *reply, size_t len, int endless, int64_t cap,
+                    double timeout_s, rf_bk_request *req) {
+    g_raw_reply = reply;
+    g_raw_len = len;
+    g_raw_endless = endless;
+    char uri[128];
+    snprintf(uri, sizeof uri, "openai:http://127.0.0.1:%d/v1", port);
+    rf_backend_cfg cfg = {0};
+    cfg.name = "raw";
+    cfg.uri = uri;
+    cfg.model = "m";
+    cfg.timeout_s = timeout_s;
+    rf_backend *b = NULL;
+    rf_error err = {0};
+    waiter w = {0};
+    w.want = 1;
+    req_init(req, &w, true);
+    req->max_reply_bytes = cap;
+    CHECK_MSG(rf_backend_open(&cfg, g_loop, &b, &err) == RF_OK, "%s", err.msg);
+    if (b) {
+        b->vt->start(b, req);
+        run_until(&w, timeout_s + 10);
+        CHECK(w.done == 1);
+        rf_backend_close(b);
+    }
+    req->user = NULL;
+}
+
+static bool valid_utf8_text(const char *s) {
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        size_t k = rf_utf8_seq(s + i, n - i);
+        if (!k) return false;
+        i += k;
+    }
+    return true;
+}
+
+/* Builds "HTTP/1.1 <status>\r\nContent-Type: <ct>\r\nContent-Length: N\r\n\r\n<body>". */
+static size_t http_reply(char *out, size_t cap, const char *status, const char *ct,
+                         const char *body, size_t body_len) {
+    int n = snprintf(out, cap, "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
+                     status, ct, body_len);
+    memcpy(out + n, body, body_len);
+    return (size_t)n + body_len;
+}
+
+/* Error classes by what was received (not "refused" for everything), error text that survives
+ * any bytes, and replies that never end. */
+static void test_raw_replies(void) {
+    pthread_t th;
+    int port = raw_start(&th);
+    CHECK(port > 0);
+    if (!port) return;
+    static const struct {
+        const char *reply;
+        rf_bk_error want;
+        const char *msg;
+    } cases[] = {
+        {"HELLO WORLD\r\n\r\n", RF_BK_PROTOCOL, "not valid HTTP"},
+        {"<html><body>an HTTP/0.9 page</body></html>\n", RF_BK_PROTOCOL, "not valid HTTP"},
+        {"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n", RF_BK_PROTOCOL, "not valid HTTP"},
+        {"HTTP/1.1 abc\r\n\r\n", RF_BK_PROTOCOL, "not valid HTTP"},
+        {"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/v2/chat/completions\r\n"
+         "Content-Length: 0\r\n\r\n",
+         RF_BK_HTTP_STATUS, "redirect to http://127.0.0.1:1/v2/chat/completions"},
+        {"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n",
+         RF_BK_HTTP_STATUS, NULL},
+        {"", RF_BK_REFUSED, "closed with no reply"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rf_bk_request req;
+        raw_one(port, cases[i].reply, strlen(cases[i].reply), 0, 0, 5, &req);
+        CHECK_MSG(req.res.err == cases[i].want &&
+                      (!cases[i].msg || strstr(req.res.err_msg, cases[i].msg)),
+                  "raw case %zu: %s '%s', want %s", i, rf_bk_error_name(req.res.err),
+                  req.res.err_msg, rf_bk_error_name(cases[i].want));
+        rf_bk_result_free(&req.res);
+    }
+
+    /* error text: long UTF-8 messages, a plain body, binary bytes: always valid, never empty */
+    static char body[4096], reply[8192];
+    char *p = body;
+    p += sprintf(p, "{\"error\":{\"message\":\"");
+    for (int i = 0; i < 300; i++) p += sprintf(p, "\xc3\xa9");
+    p += sprintf(p, "\",\"type\":\"server_error\"}}");
+    const struct {
+        const char *status, *ct;
+        rf_bk_error want;
+        const char *needle;
+    } texts[] = {
+        {"500 Internal Server Error", "application/json", RF_BK_HTTP_5XX,
+         "HTTP 500: \xc3\xa9\xc3\xa9"},
+        {"500 Internal Server Error", "text/plain", RF_BK_HTTP_5XX, "HTTP 500: \xc3\xbc\xc3\xbc"},
+        {"503 Service Unavailable", "application/octet-stream", RF_BK_HTTP_5XX, "\\x"},
+    };
+    for (size_t t = 0; t < 3; t++) {
+        size_t blen;
+        if (t == 0) {
+            blen = strlen(body);
+            blen = http_reply(reply, sizeof reply, texts[t].status, texts[t].ct, body, blen);
+        } else if (t == 1) {
+            char u[400] = "";
+            for (int i = 0; i < 150; i++) strcat(u, "\xc3\xbc");
+            blen = http_reply(reply, sizeof reply, texts[t].status, texts[t].ct, u, strlen(u));
+        } else {
+            char bin[256];
+            for (int i = 0; i < 255; i++) bin[i] = (char)(255 - i); /* 0xff .. 0x01 */
+            blen = http_reply(reply, sizeof reply, texts[t].status, texts[t].ct, bin, 255);
+        }
+        rf_bk_request req;
+        raw_one(port, reply, blen, 0, 0, 5, &req);
+        const char *m = req.res.err_msg;
+        CHECK_MSG(req.res.err == texts[t].want && valid_utf8_text(m) && strstr(m, texts[t].needle),
+                  "error text %zu: %s '%s'", t, rf_bk_error_name(req.res.err), m);
+        /* the record keeps the message: a string field, valid UTF-8 */
+        rf_bench_backend bb;
+        memset(&bb, 0, sizeof bb);
+        bb.cfg.name = "raw";
+        rf_send s;
+        memset(&s, 0, sizeof s);
+        s.bb = &bb;
+        s.suite = "load";
+        s.req = req;
+        rf_record_ctx rc = {0, 0, "0123456789abcdef", 0, ""};
+        json_t *rec = rf_record_of_send(&s, &rc);
+        const char *e = json_string_value(json_object_get(rec, "error"));
+        CHECK_MSG(e && strlen(e) > 20 && !strcmp(e, m), "record error field: %s", e ? e : "(none)");
+        json_decref(rec);
+        rf_bk_result_free(&req.res);
+    }
+
+    /* a stream that never ends: the reply kept stops at the cap, every byte is counted, the
+     * request ends at its timeout (before the fix: 747 MB in 10 s) */
+    for (int mode = 1; mode <= 2; mode++) {
+        rf_bk_request req;
+        raw_one(port, NULL, 0, mode, 10000, 1.0, &req);
+        const rf_bk_result *r = &req.res;
+        CHECK_MSG(r->err == RF_BK_TIMEOUT, "endless %d: %s %s", mode, rf_bk_error_name(r->err),
+                  r->err_msg);
+        if (mode == 1) {
+            CHECK_MSG(r->text.len == 10000 && r->text_bytes > 100000,
+                      "endless text: kept %zu, counted %lld", r->text.len,
+                      (long long)r->text_bytes);
+            CHECK(r->n_ev + r->n_ev_dropped > 1000 && r->t_last_content > r->t_first_content);
+        } else {
+            CHECK_MSG(r->n_calls == 1 && strlen(r->calls[0].arguments) == 10000 &&
+                          r->calls[0].arguments_bytes > 100000,
+                      "endless arguments: %d calls, kept %zu, counted %lld", r->n_calls,
+                      r->n_calls ? strlen(r->calls[0].arguments) : 0,
+                      r->n_calls ? (long long)r->calls[0].arguments_bytes : 0);
+        }
+        rf_bk_result_free(&req.res);
+    }
+    raw_stop(th, port);
+    atomic_store(&g_stopping, 0);
 }
 
 static void test_crlf(void) {
@@ -1112,6 +1367,7 @@ int main(void) {
         test_nonstream();
         test_request_body();
         test_errors();
+        test_raw_replies();
         test_bad_request();
         test_cancel_close();
         run_many("fast", 64, 64, false);  /* 64 concurrent, all complete */

@@ -1,0 +1,407 @@
+/* records.c: the record line (fields, writer, reader, restore). See records.h. */
+#include "bench/records.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/buf.h"
+
+/* ---------------------------------------------------------------- the writer */
+
+static rf_status open_at(rf_records *w, const char *dir, int flags, rf_error *err) {
+    memset(w, 0, sizeof *w);
+    w->fd = -1;
+    if (asprintf(&w->path, "%s/records.jsonl", dir) < 0) {
+        w->path = NULL;
+        return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    }
+    w->fd = open(w->path, flags | O_WRONLY | O_APPEND | O_CLOEXEC, 0644);
+    if (w->fd < 0) {
+        rf_status st = errno == EEXIST ? rf_error_set(err, RF_ERR_ARG,
+                                                      "%s already exists: the directory holds a "
+                                                      "run (resume it with --resume %s, or "
+                                                      "choose another --out)",
+                                                      w->path, dir)
+                                       : rf_error_set(err, RF_ERR_IO, "%s: cannot open: %s",
+                                                      w->path, strerror(errno));
+        free(w->path);
+        w->path = NULL;
+        return st;
+    }
+    struct stat sb;
+    if (fstat(w->fd, &sb) != 0 || !S_ISREG(sb.st_mode)) { /* a device or pipe: never ours */
+        rf_status st = rf_error_set(err, RF_ERR_IO, "%s: not a regular file", w->path);
+        rf_records_close(w);
+        return st;
+    }
+    return RF_OK;
+}
+
+rf_status rf_records_create(rf_records *w, const char *dir, rf_error *err) {
+    return open_at(w, dir, O_CREAT | O_EXCL, err);
+}
+
+/* The length of the file's whole lines: up to and including its last '\n'. */
+static rf_status whole_length(int fd, const char *path, int64_t size, int64_t *out, rf_error *err) {
+    char chunk[65536];
+    int64_t end = size;
+    while (end > 0) {
+        int64_t start = end > (int64_t)sizeof chunk ? end - (int64_t)sizeof chunk : 0;
+        ssize_t n = pread(fd, chunk, (size_t)(end - start), start);
+        if (n != end - start)
+            return rf_error_set(err, RF_ERR_IO, "%s: read error: %s", path,
+                                n < 0 ? strerror(errno) : "short read");
+        for (int64_t i = n - 1; i >= 0; i--)
+            if (chunk[i] == '\n') {
+                *out = start + i + 1;
+                return RF_OK;
+            }
+        end = start;
+    }
+    *out = 0;
+    return RF_OK;
+}
+
+rf_status rf_records_reopen(rf_records *w, const char *dir, int64_t *torn_bytes, rf_error *err) {
+    *torn_bytes = 0;
+    rf_status st = open_at(w, dir, O_CREAT, err);
+    if (st) return st;
+    int rfd = open(w->path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (rfd < 0 || fstat(rfd, &sb) != 0) {
+        st = rf_error_set(err, RF_ERR_IO, "%s: %s", w->path, strerror(errno));
+        goto fail;
+    }
+    int64_t whole = 0;
+    st = whole_length(rfd, w->path, (int64_t)sb.st_size, &whole, err);
+    if (st) goto fail;
+    if (whole < (int64_t)sb.st_size) { /* a torn last line: cut it off */
+        if (ftruncate(w->fd, (off_t)whole) != 0) {
+            st = rf_error_set(err, RF_ERR_IO, "%s: cannot cut off the torn last line: %s", w->path,
+                              strerror(errno));
+            goto fail;
+        }
+        *torn_bytes = (int64_t)sb.st_size - whole;
+    }
+    w->size = whole;
+    close(rfd);
+    return RF_OK;
+fail:
+    if (rfd >= 0) close(rfd);
+    rf_records_close(w);
+    return st;
+}
+
+static int dump_cb(const char *p, size_t n, void *user) {
+    return rf_buf_append(user, p, n) ? -1 : 0;
+}
+
+rf_status rf_records_append(rf_records *w, const json_t *rec, rf_error *err) {
+    rf_buf line;
+    rf_buf_init(&line, 0);
+    rf_status st = RF_OK;
+    if (json_dump_callback(rec, dump_cb, &line,
+                           JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII |
+                               JSON_REAL_PRECISION(15)) ||
+        rf_buf_append(&line, "\n", 1)) {
+        st = rf_error_set(err, RF_ERR_NOMEM, "%s: cannot build a record (out of memory)", w->path);
+        goto out;
+    }
+    size_t off = 0;
+    while (off < line.len) { /* one write; more only after a short write */
+        ssize_t n = write(w->fd, line.data + off, line.len - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+            /* leave only whole lines: cut off what part of this one got in */
+            bool cut = off == 0 || ftruncate(w->fd, (off_t)w->size) == 0;
+            st = rf_error_set(err, RF_ERR_IO, "%s: writing record %llu failed: %s%s", w->path,
+                              (unsigned long long)w->written + 1, strerror(e),
+                              cut ? "" : " (and a partial line could not be cut off)");
+            goto out;
+        }
+        off += (size_t)n;
+    }
+    w->size += (int64_t)line.len;
+    w->written++;
+out:
+    rf_buf_free(&line);
+    return st;
+}
+
+void rf_records_close(rf_records *w) {
+    if (w->fd >= 0) close(w->fd);
+    free(w->path);
+    w->fd = -1;
+    w->path = NULL;
+}
+
+/* ---------------------------------------------------------------- the reader */
+
+rf_status rf_records_read(const char *path, rf_record_fn fn, void *user, rf_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT) return RF_OK;
+        return rf_error_set(err, RF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int64_t no = 0;
+    rf_status st = RF_OK;
+    while (!st && (n = getline(&line, &cap, f)) > 0) {
+        no++;
+        if (line[n - 1] != '\n') break; /* torn: the last line, cut by a kill */
+        json_error_t je;
+        json_t *rec = json_loadb(line, (size_t)n, 0, &je);
+        if (!json_is_object(rec)) {
+            st = rf_error_set(err, RF_ERR_FORMAT, "%s:%lld: not a record (%s)", path, (long long)no,
+                              rec ? "not a JSON object" : je.text);
+            json_decref(rec);
+            break;
+        }
+        st = fn(user, rec, no, err);
+        json_decref(rec);
+    }
+    if (!st && ferror(f)) st = rf_error_set(err, RF_ERR_IO, "%s: read error", path);
+    free(line);
+    fclose(f);
+    return st;
+}
+
+/* ---------------------------------------------------------------- the record */
+
+static json_t *ms_since(int64_t t0, int64_t t) {
+    return t ? json_real((double)(t - t0) / 1e6) : json_null();
+}
+
+static char *make_key(const char *phase, const char *suite, const char *backend, long long level,
+                      long long index) {
+    char *k = NULL;
+    /* unit separators: no field of a key can contain one (names are checked text) */
+    if (asprintf(&k, "%s\x1f%s\x1f%s\x1f%lld\x1f%lld", phase ? phase : "", suite, backend, level,
+                 index) < 0)
+        return NULL;
+    return k;
+}
+
+char *rf_record_key_of_send(const rf_send *s, const char *phase) {
+    return make_key(phase, s->suite, s->bb->cfg.name, s->level, s->index);
+}
+
+char *rf_record_key_of(const json_t *rec) {
+    const char *suite = json_string_value(json_object_get(rec, "suite"));
+    const char *backend = json_string_value(json_object_get(rec, "backend"));
+    json_t *lv = json_object_get(rec, "level"), *ix = json_object_get(rec, "index");
+    if (!suite || !backend || !json_is_integer(lv) || !json_is_integer(ix)) return NULL;
+    return make_key(json_string_value(json_object_get(rec, "phase")), suite, backend,
+                    (long long)json_integer_value(lv), (long long)json_integer_value(ix));
+}
+
+json_t *rf_record_of_send(const rf_send *s, const rf_record_ctx *c) {
+    const rf_bk_result *r = &s->req.res;
+    rf_send_metrics m;
+    rf_send_metrics_of(s, &m);
+    json_t *o = json_object();
+    const char *model = s->bb->b ? s->bb->b->vt->model(s->bb->b) : "";
+    json_object_set_new(o, "schema", json_integer(RF_RECORD_SCHEMA));
+    json_object_set_new(o, "run_id", json_string(c->run_id));
+    json_object_set_new(o, "session", json_integer(c->session));
+    json_object_set_new(o, "seq", json_integer((json_int_t)c->seq));
+    if (c->phase && *c->phase) json_object_set_new(o, "phase", json_string(c->phase));
+    json_object_set_new(o, "suite", json_string(s->suite));
+    json_object_set_new(o, "backend", rf_json_text(s->bb->cfg.name, strlen(s->bb->cfg.name)));
+    json_object_set_new(o, "model", rf_json_text(model, strlen(model)));
+    json_object_set_new(o, "item", rf_json_text(s->item, strlen(s->item)));
+    json_object_set_new(o, "level", json_integer(s->level));
+    json_object_set_new(o, "index", json_integer(s->index));
+    json_object_set_new(o, "warmup", json_boolean(s->warmup));
+    json_object_set_new(o, "status", json_string(m.ok ? "ok" : "error"));
+    json_object_set_new(o, "error_class", json_string(rf_bk_error_name(r->err)));
+    /* never dropped: rf_json_text always gives a string, whatever the message holds */
+    if (r->err) json_object_set_new(o, "error", rf_json_text(r->err_msg, strlen(r->err_msg)));
+    json_object_set_new(o, "http_status", json_integer(r->http_status));
+    json_object_set_new(o, "resends", json_integer(r->resends));
+    /* timestamps: ms since the session started, on the monotonic clock */
+    json_object_set_new(o, "t_intended_ms", ms_since(c->t0, s->t_intended));
+    json_object_set_new(o, "t_sent_ms", ms_since(c->t0, r->t_sent));
+    json_object_set_new(o, "t_first_byte_ms", ms_since(c->t0, r->t_first_byte));
+    json_object_set_new(o, "t_first_content_ms", ms_since(c->t0, r->t_first_content));
+    json_object_set_new(o, "t_last_content_ms", ms_since(c->t0, r->t_last_content));
+    json_object_set_new(o, "t_done_ms", ms_since(c->t0, r->t_done));
+    json_object_set_new(o, "max_tokens", json_integer(s->req.max_tokens));
+    json_object_set_new(o, "prompt_tokens_server", json_integer(r->prompt_tokens));
+    json_object_set_new(o, "completion_tokens_server", json_integer(r->completion_tokens));
+    json_object_set_new(o, "completion_tokens_client", json_integer(r->client_tokens));
+    json_object_set_new(o, "content_events", json_integer(r->n_ev + r->n_ev_dropped));
+    if (r->n_ev_dropped) json_object_set_new(o, "events_dropped", json_integer(r->n_ev_dropped));
+    json_object_set_new(o, "finish_reason",
+                        rf_json_text(r->finish_reason, strlen(r->finish_reason)));
+    json_object_set_new(o, "ttft_ms", json_real(m.ttft_ms));
+    json_object_set_new(o, "e2e_ms", json_real(m.e2e_ms));
+    json_object_set_new(o, "tpot_ms", json_real(m.tpot_ms));
+    json_object_set_new(o, "decode_tok_s", json_real(m.decode_tok_s));
+    json_object_set_new(o, "lag_ms", json_real(m.lag_ms));
+    json_object_set_new(o, "reply_bytes", json_integer(r->text_bytes));
+    if (r->text_bytes > (int64_t)r->text.len)
+        json_object_set_new(o, "reply_truncated", json_true());
+    json_t *ev = json_array(), *evk = json_array();
+    for (int32_t i = 0; i < r->n_ev; i++) {
+        json_array_append_new(ev, json_real((double)(r->ev_t[i] - r->t_sent) / 1e6));
+        json_array_append_new(evk, json_integer(r->ev_tokens[i]));
+    }
+    json_object_set_new(o, "events_ms", ev);
+    json_object_set_new(o, "events_tokens", evk);
+    if (r->has_timings) {
+        json_t *t = json_object();
+        json_object_set_new(t, "prompt_n", json_integer(r->prompt_n));
+        json_object_set_new(t, "prompt_ms", json_real(r->prompt_ms));
+        json_object_set_new(t, "predicted_n", json_integer(r->predicted_n));
+        json_object_set_new(t, "predicted_ms", json_real(r->predicted_ms));
+        json_object_set_new(o, "server_timings", t);
+    }
+    if (s->grade || !strcmp(s->suite, "probe")) {
+        json_object_set_new(o, "reply", rf_json_text((const char *)r->text.data, r->text.len));
+        json_t *calls = json_array();
+        for (int32_t i = 0; i < r->n_calls; i++) {
+            const rf_bk_tool_call *tc = &r->calls[i];
+            json_t *cj = json_object();
+            json_object_set_new(cj, "id", rf_json_text(tc->id, tc->id ? strlen(tc->id) : 0));
+            json_object_set_new(cj, "name",
+                                rf_json_text(tc->name, tc->name ? strlen(tc->name) : 0));
+            size_t alen = tc->arguments ? strlen(tc->arguments) : 0;
+            json_object_set_new(cj, "arguments", rf_json_text(tc->arguments, alen));
+            if (tc->arguments_bytes > (int64_t)alen) {
+                json_object_set_new(cj, "arguments_bytes", json_integer(tc->arguments_bytes));
+                json_object_set_new(cj, "arguments_truncated", json_true());
+            }
+            json_array_append_new(calls, cj);
+        }
+        json_object_set_new(o, "tool_calls", calls);
+    }
+    if (s->grade) json_object_update(o, s->grade);
+    return o;
+}
+
+/* ---------------------------------------------------------------- restoring a result */
+
+typedef struct restore_ctx {
+    const json_t *rec;
+    rf_error *err;
+    rf_status st;
+} restore_ctx;
+
+static void fail_field(restore_ctx *c, const char *field, const char *what) {
+    if (c->st) return;
+    json_int_t seq = json_integer_value(json_object_get(c->rec, "seq"));
+    c->st =
+        rf_error_set(c->err, RF_ERR_FORMAT, "record seq %lld: %s: %s", (long long)seq, field, what);
+}
+
+static int64_t time_of(restore_ctx *c, const char *field, int64_t base) {
+    const json_t *v = json_object_get(c->rec, field);
+    if (!v || json_is_null(v)) return 0;
+    if (!json_is_number(v) || !isfinite(json_number_value(v)) ||
+        fabs(json_number_value(v)) > 1e12) {
+        fail_field(c, field, "expected null or a time in ms");
+        return 0;
+    }
+    int64_t t = base + llround(json_number_value(v) * 1e6);
+    return t ? t : 1; /* 0 means "did not happen" */
+}
+
+static int32_t count_of(restore_ctx *c, const char *field) {
+    const json_t *v = json_object_get(c->rec, field);
+    if (!json_is_integer(v) || json_integer_value(v) < -1 || json_integer_value(v) > INT32_MAX) {
+        fail_field(c, field, "expected an integer >= -1");
+        return -1;
+    }
+    return (int32_t)json_integer_value(v);
+}
+
+static char *dup_field(const json_t *o, const char *k) {
+    const char *v = json_string_value(json_object_get(o, k));
+    return v ? strdup(v) : NULL;
+}
+
+rf_status rf_record_restore(const json_t *rec, rf_send *s, int64_t base_ns, rf_error *err) {
+    restore_ctx c = {rec, err, RF_OK};
+    rf_bk_result *r = &s->req.res;
+    const char *cls = json_string_value(json_object_get(rec, "error_class"));
+    if (!rf_bk_error_parse(cls, &r->err)) fail_field(&c, "error_class", "not a known class");
+    const char *msg = json_string_value(json_object_get(rec, "error"));
+    if (msg) snprintf(r->err_msg, sizeof r->err_msg, "%s", msg);
+    s->t_intended = time_of(&c, "t_intended_ms", base_ns);
+    r->t_sent = time_of(&c, "t_sent_ms", base_ns);
+    r->t_first_byte = time_of(&c, "t_first_byte_ms", base_ns);
+    int64_t first = time_of(&c, "t_first_content_ms", base_ns);
+    int64_t last = time_of(&c, "t_last_content_ms", base_ns);
+    r->t_done = time_of(&c, "t_done_ms", base_ns);
+    r->prompt_tokens = count_of(&c, "prompt_tokens_server");
+    r->completion_tokens = count_of(&c, "completion_tokens_server");
+    r->client_tokens = count_of(&c, "completion_tokens_client");
+    r->http_status = (int)json_integer_value(json_object_get(rec, "http_status"));
+    r->resends = (int32_t)json_integer_value(json_object_get(rec, "resends"));
+    const char *fr = json_string_value(json_object_get(rec, "finish_reason"));
+    snprintf(r->finish_reason, sizeof r->finish_reason, "%s", fr ? fr : "");
+    const json_t *ev = json_object_get(rec, "events_ms"),
+                 *evk = json_object_get(rec, "events_tokens");
+    if (!json_is_array(ev) || !json_is_array(evk) || json_array_size(ev) != json_array_size(evk))
+        fail_field(&c, "events_ms", "expected two arrays of the same length (events_tokens)");
+    for (size_t i = 0; !c.st && i < json_array_size(ev); i++) {
+        const json_t *t = json_array_get(ev, i), *k = json_array_get(evk, i);
+        if (!json_is_number(t) || !json_is_integer(k) || !isfinite(json_number_value(t))) {
+            fail_field(&c, "events_ms", "expected numbers");
+            break;
+        }
+        if (!rf_bk_result_event(r, r->t_sent + llround(json_number_value(t) * 1e6),
+                                (int32_t)json_integer_value(k))) {
+            c.st = rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+            break;
+        }
+    }
+    r->n_ev_dropped = json_integer_value(json_object_get(rec, "events_dropped"));
+    if (first) r->t_first_content = first;
+    if (last) r->t_last_content = last;
+    const json_t *timings = json_object_get(rec, "server_timings");
+    if (json_is_object(timings)) {
+        r->has_timings = true;
+        r->prompt_n = (int32_t)json_integer_value(json_object_get(timings, "prompt_n"));
+        r->predicted_n = (int32_t)json_integer_value(json_object_get(timings, "predicted_n"));
+        r->prompt_ms = json_number_value(json_object_get(timings, "prompt_ms"));
+        r->predicted_ms = json_number_value(json_object_get(timings, "predicted_ms"));
+    }
+    const json_t *reply = json_object_get(rec, "reply");
+    if (json_is_string(reply) &&
+        rf_buf_append(&r->text, json_string_value(reply), json_string_length(reply)))
+        c.st = rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    if (!c.st && rf_buf_terminate(&r->text))
+        c.st = rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    const json_t *rb = json_object_get(rec, "reply_bytes");
+    r->text_bytes = json_is_integer(rb) ? json_integer_value(rb) : (int64_t)r->text.len;
+    const json_t *calls = json_object_get(rec, "tool_calls");
+    size_t nc = json_array_size(calls);
+    if (!c.st && nc) {
+        r->calls = calloc(nc, sizeof *r->calls);
+        if (!r->calls) c.st = rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; !c.st && i < nc; i++) {
+            const json_t *cj = json_array_get(calls, i);
+            rf_bk_tool_call *tc = &r->calls[r->n_calls++];
+            tc->id = dup_field(cj, "id");
+            tc->name = dup_field(cj, "name");
+            tc->arguments = dup_field(cj, "arguments");
+            const json_t *ab = json_object_get(cj, "arguments_bytes");
+            tc->arguments_bytes = json_is_integer(ab) ? json_integer_value(ab)
+                                  : tc->arguments     ? (int64_t)strlen(tc->arguments)
+                                                      : 0;
+        }
+    }
+    s->warmup = json_is_true(json_object_get(rec, "warmup"));
+    return c.st;
+}
