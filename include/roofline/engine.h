@@ -55,7 +55,8 @@ void rf_engine_close(rf_engine *e);
 
 typedef struct rf_engine_info {
     const char *model_path;
-    const char *model_name; /* general.name, or the file's base name */
+    const char *model_name; /* general.name (a printable excerpt: control bytes and invalid
+                             * UTF-8 become '?'), or the file's base name */
     const char *arch;       /* "gemma3" */
     int32_t n_vocab, n_ctx, n_ctx_train, max_seqs, n_threads;
     int64_t kv_budget;
@@ -110,7 +111,8 @@ typedef enum rf_finish {
     RF_FINISH_STOP,      /* end-of-generation token or a stop string */
     RF_FINISH_LENGTH,    /* max_tokens reached or the context is full */
     RF_FINISH_CANCELLED, /* rf_engine_cancel or rf_engine_close */
-    RF_FINISH_ERROR,     /* the engine failed (message in error) */
+    RF_FINISH_ERROR,     /* the engine failed, or the model gave NaN/Inf logits for this
+                          * request ("non-finite logits at position N ..."): message in error */
 } rf_finish;
 
 const char *rf_finish_name(rf_finish f); /* "stop", "length", "cancelled", "error" */

@@ -8,26 +8,65 @@
 #include "analysis/roofline.h"
 #include "kernels/types.h"
 #include "model/model.h"
+#include "util/utf8.h"
+
+/* Writes the first bytes of s, at most max, to stdout so that a terminal shows them and acts on
+ * none: valid UTF-8 characters as they are, except the controls (C0, DEL and C1), '"' and '\\',
+ * which are escaped (\n, \", \\, \xNN), as is every byte of no valid UTF-8 sequence. Never cuts
+ * a character. Returns the bytes of s consumed (< s.len: cut) and adds the columns written to
+ * *cols. Keys, tensor names and string values all come from the file: all go through here. */
+static uint64_t put_escaped(rf_str s, uint64_t max, int *cols) {
+    uint64_t i = 0;
+    while (i < s.len) {
+        const unsigned char *c = (const unsigned char *)s.ptr + i;
+        size_t k = rf_utf8_seq(s.ptr + i, (size_t)(s.len - i));
+        if (i + (k ? k : 1) > max) break;
+        if (k == 0 || (k == 1 && (c[0] < 0x20 || c[0] == 0x7f)) ||
+            (k == 2 && c[0] == 0xc2 && c[1] < 0xa0)) { /* invalid, C0/DEL, C1 (U+0080..U+009F) */
+            size_t n = k ? k : 1;
+            if (c[0] == '\n') {
+                fputs("\\n", stdout);
+                *cols += 2;
+            } else {
+                for (size_t j = 0; j < n; j++) printf("\\x%02x", c[j]);
+                *cols += 4 * (int)n;
+            }
+            i += n;
+        } else if (c[0] == '"' || c[0] == '\\') {
+            printf("\\%c", c[0]);
+            *cols += 2;
+            i++;
+        } else {
+            fwrite(c, 1, k, stdout);
+            *cols += 1;
+            i += k;
+        }
+    }
+    return i;
+}
 
 static void print_str(rf_str s, size_t max) {
+    int cols = 0;
     putchar('"');
-    for (uint64_t i = 0; i < s.len && i < max; i++) {
-        unsigned char c = (unsigned char)s.ptr[i];
-        if (c == '\n')
-            fputs("\\n", stdout);
-        else if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 32 || c == 127)
-            printf("\\x%02x", c);
-        else
-            putchar(c);
+    uint64_t done = put_escaped(s, max, &cols);
+    putchar('"');
+    if (done < s.len) printf("...(%llu bytes)", (unsigned long long)s.len);
+}
+
+/* A key or tensor name, escaped, padded with spaces to width columns. */
+static void print_name(rf_str s, int width) {
+    int cols = 0;
+    if (put_escaped(s, 160, &cols) < s.len) {
+        int n = printf("...(%llu bytes)", (unsigned long long)s.len);
+        cols += n > 0 ? n : 0;
     }
-    putchar('"');
-    if (s.len > max) printf("...(%llu bytes)", (unsigned long long)s.len);
+    printf("%*s", cols < width ? width - cols : 0, "");
 }
 
 static void print_kv(const rf_gguf_kv *kv) {
-    printf("  %-45.*s %-7s ", (int)kv->key.len, kv->key.ptr, rf_gguf_type_name(kv->type));
+    fputs("  ", stdout);
+    print_name(kv->key, 45);
+    printf(" %-7s ", rf_gguf_type_name(kv->type));
     switch (kv->type) {
     case RF_GGUF_STRING:
         print_str(kv->v.s, 120);
@@ -177,7 +216,9 @@ int cli_inspect(int argc, char **argv) {
         bytes[t->type] += t->nbytes;
         total += t->nbytes;
         if (!show_tensors) continue;
-        printf("  %-28.*s %-6s ", (int)t->name.len, t->name.ptr, rf_type_get(t->type)->name);
+        fputs("  ", stdout);
+        print_name(t->name, 28);
+        printf(" %-6s ", rf_type_get(t->type)->name);
         print_shape(t);
         printf(" %12llu %12llu\n", (unsigned long long)t->offset, (unsigned long long)t->nbytes);
     }

@@ -144,14 +144,21 @@ static int8_t out_mode(const rf_context *c, const rf_sampler *smp) {
     return rf_sampler_fits_top(smp, rf_context_n_top(c)) ? RF_OUT_TOP : RF_OUT_LOGITS;
 }
 
-/* The next token from the last output of the last batch. */
-static int32_t sample(const rf_context *c, rf_sampler *smp) {
+/* The next token from the last output of the last batch (sequence 0), into *id; RF_ERR_MODEL
+ * when that output has a NaN or an infinity among its logits. */
+static rf_status sample(const rf_context *c, rf_sampler *smp, int32_t *id, rf_error *err) {
     int32_t last = rf_context_n_outputs(c) - 1;
+    if (!rf_context_output_finite(c, last))
+        return rf_error_set(err, RF_ERR_MODEL,
+                            "non-finite logits at position %d (the model's weights or activations "
+                            "are NaN/Inf)",
+                            rf_context_seq_len(c, 0) - 1);
     const int32_t *ids;
     const float *vals;
     int32_t n = rf_context_top(c, last, &ids, &vals);
-    if (n) return rf_sampler_sample_top(smp, ids, vals, n);
-    return rf_sampler_sample(smp, rf_context_logits(c, last));
+    *id = n ? rf_sampler_sample_top(smp, ids, vals, n)
+            : rf_sampler_sample(smp, rf_context_logits(c, last));
+    return RF_OK;
 }
 
 /* Prefills ids[from..n) into sequence 0 in chunks of n_batch, asking for the last logits. */
@@ -190,7 +197,9 @@ static rf_status generate(rf_context *c, rf_sampler *smp, const rf_tokenizer *to
     int64_t t0 = rf_now_ns();
     const int8_t mode = out_mode(c, smp);
     for (long i = 0; n_predict < 0 || i < n_predict; i++) {
-        int32_t id = sample(c, smp);
+        int32_t id = 0;
+        rf_status sst = sample(c, smp, &id, err);
+        if (sst) return sst;
         stats->n_gen++;
         if (rf_tokenizer_is_eog(tok, id)) break;
         int32_t len = rf_tokenizer_piece(tok, id, false, piece, (int32_t)sizeof piece);

@@ -7,6 +7,7 @@
 #include "engine/engine_int.h"
 #include "model/chat.h"
 #include "util/clock.h"
+#include "util/file.h"
 
 rf_engine_params rf_engine_default_params(void) {
     rf_engine_params p = {0};
@@ -69,12 +70,8 @@ static char *model_name(const rf_model *m) {
         const char *slash = strrchr(path, '/');
         return strdup(slash ? slash + 1 : path);
     }
-    char *n = malloc(s.len + 1);
-    if (n) {
-        memcpy(n, s.ptr, s.len);
-        n[s.len] = 0;
-    }
-    return n;
+    char shown[160]; /* shown in reports and on terminals: a printable excerpt of the file's */
+    return strdup(rf_printable(s.ptr, (size_t)s.len, shown, sizeof shown));
 }
 
 rf_status rf_engine_open(const rf_engine_params *params, rf_engine **out, rf_error *err) {

@@ -7,9 +7,11 @@
  *      pace; up to max_step_tokens when nothing is);
  *   3. run it (rf_decode: each weight read once for the whole step);
  *   4. sample for every request that produced an output, stream its text, finish requests on an
- *      end-of-generation token, a stop string, max_tokens or a full context.
+ *      end-of-generation token, a stop string, max_tokens or a full context (or with an error
+ *      when the output's logits are not all finite numbers).
  * Nothing is allocated per step: the batch arrays, text buffer and samplers exist from open.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,9 +170,20 @@ static int32_t build_step(rf_engine *e, int32_t *n_out) {
     return n;
 }
 
-/* Samples and streams the output of slot index si (output row `row`). */
+/* Samples and streams the output of slot index si (output row `row`). An output with a NaN or
+ * an infinity among its logits ends the request with an error instead: whatever it sampled would
+ * be garbage. */
 static void advance(rf_engine *e, int32_t si, int32_t row) {
     rf_slot *s = &e->slots[si];
+    if (!rf_context_output_finite(e->ctx, row)) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "non-finite logits at position %d (the model's weights or activations are "
+                 "NaN/Inf)",
+                 rf_context_seq_len(e->ctx, si) - 1);
+        finish(e, s, -1, "", 0, RF_FINISH_ERROR, msg);
+        return;
+    }
     const rf_tokenizer *tok = rf_model_tokenizer(rf_context_model(e->ctx));
     const int32_t *ids;
     const float *vals;

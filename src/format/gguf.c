@@ -600,9 +600,15 @@ static rf_status get_int(const rf_gguf *g, const char *key, bool required, int64
         in_range = kv->v.i >= lo && kv->v.i <= hi;
     else
         in_range = kv->v.u <= (uint64_t)hi;
-    if (!in_range)
-        return rf_error_set(err, RF_ERR_MODEL, "%s: key '%s' value is out of range [%lld, %lld]",
-                            g->name, key, (long long)lo, (long long)hi);
+    if (!in_range) { /* the value as stored, whatever its width and sign */
+        char shown[24];
+        if (is_signed_type(kv->type))
+            snprintf(shown, sizeof shown, "%lld", (long long)kv->v.i);
+        else
+            snprintf(shown, sizeof shown, "%llu", (unsigned long long)kv->v.u);
+        return rf_error_set(err, RF_ERR_MODEL, "%s: key '%s' value %s is out of range [%lld, %lld]",
+                            g->name, key, shown, (long long)lo, (long long)hi);
+    }
     *out = is_signed_type(kv->type) ? kv->v.i : (int64_t)kv->v.u;
     *found = true;
     return RF_OK;

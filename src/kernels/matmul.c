@@ -2,6 +2,7 @@
 #include "kernels/matmul.h"
 
 #include <math.h>
+#include <string.h>
 
 /* The fused top-k head computes its outputs in tiles of TOPK_ROWS rows x TOPK_TOK tokens. */
 #define TOPK_ROWS 64
@@ -140,7 +141,16 @@ typedef struct topk_job {
     int32_t k_top;
     topk_cand *heaps; /* [nth][n_tok][k_top] */
     int32_t *counts;  /* [nth][n_tok] */
+    uint32_t *worst;  /* [nth][n_tok] largest |value| bits seen: >= 0x7f800000 is Inf or NaN */
 } topk_job;
+
+#define NONFINITE_BITS 0x7f800000u /* |x| bits at or above this: an infinity or a NaN */
+
+static inline uint32_t abs_bits(float v) {
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    return u & 0x7fffffffu;
+}
 
 static void topk_worker(void *arg, int ith, int nth) {
     topk_job *j = arg;
@@ -148,7 +158,11 @@ static void topk_worker(void *arg, int ith, int nth) {
     const int64_t n_tok = j->act->n_tok;
     topk_cand *heaps = j->heaps + (size_t)ith * (size_t)n_tok * (size_t)j->k_top;
     int32_t *counts = j->counts + (size_t)ith * (size_t)n_tok;
-    for (int64_t t = 0; t < n_tok; t++) counts[t] = 0;
+    uint32_t *worst = j->worst + (size_t)ith * (size_t)n_tok;
+    for (int64_t t = 0; t < n_tok; t++) {
+        counts[t] = 0;
+        worst[t] = 0;
+    }
     long b, e;
     rf_split((long)w->rows, ith, nth, &b, &e);
     float tile[TOPK_TOK * TOPK_ROWS];
@@ -162,9 +176,14 @@ static void topk_worker(void *arg, int ith, int nth) {
                            TOPK_ROWS);
             for (int64_t t = 0; t < nt; t++) {
                 topk_cand *h = heaps + (size_t)(t0 + t) * (size_t)j->k_top;
-                for (long i = 0; i < nr; i++)
-                    topk_push(h, &counts[t0 + t], j->k_top,
-                              (topk_cand){tile[t * TOPK_ROWS + i], (int32_t)(r0 + i)});
+                uint32_t wt = worst[t0 + t];
+                for (long i = 0; i < nr; i++) {
+                    float v = tile[t * TOPK_ROWS + i];
+                    uint32_t ab = abs_bits(v);
+                    wt = ab > wt ? ab : wt;
+                    topk_push(h, &counts[t0 + t], j->k_top, (topk_cand){v, (int32_t)(r0 + i)});
+                }
+                worst[t0 + t] = wt;
             }
         }
     }
@@ -172,14 +191,15 @@ static void topk_worker(void *arg, int ith, int nth) {
 
 size_t rf_matmul_topk_scratch_bytes(int n_threads, int64_t n_tok, int32_t k_top) {
     return (size_t)n_threads * (size_t)n_tok *
-           ((size_t)k_top * sizeof(topk_cand) + sizeof(int32_t));
+           ((size_t)k_top * sizeof(topk_cand) + sizeof(int32_t) + sizeof(uint32_t));
 }
 
 void rf_matmul_topk(const rf_kernels *k, rf_pool *pool, const rf_weight *w, const rf_act *act,
-                    int32_t k_top, void *scratch, int32_t *ids, float *vals) {
+                    int32_t k_top, void *scratch, int32_t *ids, float *vals, uint8_t *finite) {
     int nth = pool ? rf_pool_size(pool) : 1;
-    topk_job j = {k, w, act, k_top, scratch, NULL};
+    topk_job j = {k, w, act, k_top, scratch, NULL, NULL};
     j.counts = (int32_t *)(j.heaps + (size_t)nth * (size_t)act->n_tok * (size_t)k_top);
+    j.worst = (uint32_t *)(j.counts + (size_t)nth * (size_t)act->n_tok);
     if (!pool)
         topk_worker(&j, 0, 1);
     else
@@ -188,6 +208,12 @@ void rf_matmul_topk(const rf_kernels *k, rf_pool *pool, const rf_weight *w, cons
     for (int64_t t = 0; t < act->n_tok; t++) {
         topk_cand *h = j.heaps + (size_t)t * (size_t)k_top;
         int32_t n = j.counts[t];
+        uint32_t wt = 0;
+        for (int th = 0; th < nth; th++) {
+            uint32_t o = j.worst[(size_t)th * (size_t)act->n_tok + (size_t)t];
+            wt = o > wt ? o : wt;
+        }
+        finite[t] = wt < NONFINITE_BITS;
         for (int th = 1; th < nth; th++) {
             const topk_cand *o =
                 j.heaps + ((size_t)th * (size_t)act->n_tok + (size_t)t) * (size_t)k_top;
@@ -222,4 +248,19 @@ void rf_topk_select(const float *x, int64_t n, int32_t k_top, topk_cand_buf *buf
         ids[i] = i < cnt ? h[i].id : -1;
         vals[i] = i < cnt ? h[i].v : -INFINITY;
     }
+}
+
+bool rf_all_finite(const float *x, int64_t n) {
+    /* |x| bits + 2^23 reaches bit 31 exactly for an infinity or a NaN: OR them all. Eight
+     * independent lanes, which the compiler turns into vector code (the row is the whole
+     * vocabulary: 262144 values for Gemma 3). */
+    enum { LANES = 8 };
+    uint32_t acc[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++) acc[l] |= abs_bits(x[i + l]) + 0x00800000u;
+    uint32_t all = 0;
+    for (int l = 0; l < LANES; l++) all |= acc[l];
+    for (; i < n; i++) all |= abs_bits(x[i]) + 0x00800000u;
+    return !(all & 0x80000000u);
 }

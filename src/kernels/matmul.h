@@ -11,6 +11,7 @@
 #ifndef RF_KERNELS_MATMUL_H
 #define RF_KERNELS_MATMUL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,12 +53,18 @@ void rf_matmul_n(const rf_kernels *k, rf_pool *pool, const rf_weight *const *w, 
 /* The k largest outputs of each activation row without storing the others: every thread keeps a
  * min-heap of k (value, row) pairs per activation row while it computes its rows, then the
  * heaps are merged. ids and vals get act->n_tok rows of k entries, sorted by descending value
- * (ties: lower row first). scratch holds rf_matmul_topk_scratch_bytes(threads, n_tok, k) bytes.
+ * (ties: lower row first). finite gets act->n_tok flags: 1 when every output of that row was a
+ * finite number, 0 when one was a NaN or an infinity (a NaN never wins a comparison, so the heap
+ * alone would hide it; each thread folds the bits of every value it computes into a maximum).
+ * scratch holds rf_matmul_topk_scratch_bytes(threads, n_tok, k) bytes.
  * Used for the output head when only the best candidates are wanted (greedy, top-k sampling):
  * it saves writing and rescanning n_vocab logits per token. */
 size_t rf_matmul_topk_scratch_bytes(int n_threads, int64_t n_tok, int32_t k_top);
 void rf_matmul_topk(const rf_kernels *k, rf_pool *pool, const rf_weight *w, const rf_act *act,
-                    int32_t k_top, void *scratch, int32_t *ids, float *vals);
+                    int32_t k_top, void *scratch, int32_t *ids, float *vals, uint8_t *finite);
+
+/* True when none of x[0..n) is a NaN or an infinity. */
+bool rf_all_finite(const float *x, int64_t n);
 
 /* The same selection over n values already computed: ids/vals get the k_top largest, sorted.
  * buf holds k_top candidates (rf_matmul_topk's scratch for one thread and row is enough). */

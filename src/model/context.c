@@ -60,9 +60,10 @@ rf_status rf_context_new(const rf_model *m, const rf_context_params *p, rf_conte
     c->top_ids = malloc((size_t)n_outputs * (size_t)c->n_top * sizeof(int32_t));
     c->top_vals = malloc((size_t)n_outputs * (size_t)c->n_top * sizeof(float));
     c->out_mode = calloc((size_t)n_outputs, 1);
+    c->out_finite = calloc((size_t)n_outputs, 1);
     c->top_scratch = malloc(rf_matmul_topk_scratch_bytes(n_threads, n_outputs, c->n_top));
     if (!c->scratch || !c->act || !c->logits || !c->top_ids || !c->top_vals || !c->out_mode ||
-        !c->top_scratch) {
+        !c->out_finite || !c->top_scratch) {
         st = rf_error_set(err, RF_ERR_NOMEM, "context buffers: out of memory");
         goto fail;
     }
@@ -83,6 +84,7 @@ void rf_context_free(rf_context *c) {
     free(c->top_ids);
     free(c->top_vals);
     free(c->out_mode);
+    free(c->out_finite);
     free(c->top_scratch);
     free(c);
 }
@@ -151,6 +153,10 @@ int32_t rf_context_top(const rf_context *c, int32_t i, const int32_t **ids, cons
     *ids = c->top_ids + (size_t)i * (size_t)c->n_top;
     *vals = c->top_vals + (size_t)i * (size_t)c->n_top;
     return c->n_top;
+}
+
+bool rf_context_output_finite(const rf_context *c, int32_t i) {
+    return i >= 0 && i < c->n_out && c->out_finite[i];
 }
 
 int32_t rf_context_n_top(const rf_context *c) {

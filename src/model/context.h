@@ -11,6 +11,7 @@
 #ifndef RF_MODEL_CONTEXT_H
 #define RF_MODEL_CONTEXT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "model/model.h"
@@ -69,6 +70,12 @@ int32_t rf_context_n_outputs(const rf_context *c);
  * (use rf_context_logits) or i is out of range. Valid until the next rf_decode. */
 int32_t rf_context_top(const rf_context *c, int32_t i, const int32_t **ids, const float **vals);
 int32_t rf_context_n_top(const rf_context *c);
+
+/* False when a logit of the i-th output of the last batch was a NaN or an infinity (anywhere in
+ * the row, RF_OUT_TOP rows included: the head checks every value it computes, before the final
+ * softcap, which would turn an infinity into a finite cap), or i is out of range. Such an output
+ * is garbage: weights or activations of the model are NaN/Inf. Nothing is sampled from it. */
+bool rf_context_output_finite(const rf_context *c, int32_t i);
 
 /* Forgets a sequence's cache (its next position is 0 again). */
 void rf_context_seq_reset(rf_context *c, int32_t seq);

@@ -10,6 +10,7 @@
  *     x += rms(Wdown(gelu_tanh(Wgate f) * Wup f))*post_ffw_norm
  *   logits = W_out rms(x)*output_norm (W_out tied to the embedding unless output.weight exists).
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,37 +93,60 @@ static rf_status load_hparams(rf_model *m, rf_error *err) {
                             "%s: head_count %d is not a multiple of "
                             "head_count_kv %d",
                             m->path, hp->n_head, hp->n_head_kv);
-    if (hp->head_dim_k < 2 || hp->head_dim_k > RF_MAX_HEAD_DIM || hp->head_dim_k % 2 ||
-        hp->head_dim_v < 1 || hp->head_dim_v > RF_MAX_HEAD_DIM)
+    /* Head sizes (attention.key_length / value_length; by default embedding_length / head_count):
+     * the attention scratch holds RF_MAX_HEAD_DIM values per head, and RoPE rotates the key and
+     * query values in pairs. */
+    if (hp->head_dim_k < 2 || hp->head_dim_k > RF_MAX_HEAD_DIM || hp->head_dim_k % 2)
         return rf_error_set(err, RF_ERR_MODEL,
-                            "%s: head size %d/%d is not an even number in "
-                            "[2, %d]",
-                            m->path, hp->head_dim_k, hp->head_dim_v, RF_MAX_HEAD_DIM);
+                            "%s: gemma3.attention.key_length %d (the key head size) must be even "
+                            "(RoPE rotates pairs of values) and at most %d",
+                            m->path, hp->head_dim_k, RF_MAX_HEAD_DIM);
+    if (hp->head_dim_v < 1 || hp->head_dim_v > RF_MAX_HEAD_DIM)
+        return rf_error_set(err, RF_ERR_MODEL,
+                            "%s: gemma3.attention.value_length %d (the value head size) must be "
+                            "in [1, %d]: the attention kernels hold at most %d values per head",
+                            m->path, hp->head_dim_v, RF_MAX_HEAD_DIM, RF_MAX_HEAD_DIM);
     if (hp->n_rot < 2 || hp->n_rot > hp->head_dim_k || hp->n_rot % 2)
         return rf_error_set(err, RF_ERR_MODEL,
-                            "%s: rope.dimension_count %d is not an even number "
-                            "in [2, %d]",
+                            "%s: gemma3.rope.dimension_count %d must be even (RoPE rotates pairs "
+                            "of values) and in [2, key_length %d]",
                             m->path, hp->n_rot, hp->head_dim_k);
     if (hp->n_ctx_train < 1)
         return rf_error_set(err, RF_ERR_MODEL, "%s: context_length is zero", m->path);
 
+    /* Float hyperparameters. NaN, infinities and meaningless values load without complaint
+     * and give garbage (a NaN rope base, say, makes every logit NaN), so each is checked by name
+     * against the range where it means something. */
     hp->rms_eps = 1e-6f;
     hp->rope_base = 10000.0f;
     hp->rope_base_swa = 10000.0f;
+    hp->final_softcap = 0.0f;
     float factor = 0.0f;
-    st = rf_gguf_get_f32(g, "gemma3.attention.layer_norm_rms_epsilon", true, &hp->rms_eps, err);
-    if (!st) st = rf_gguf_get_f32(g, "gemma3.rope.freq_base", false, &hp->rope_base, err);
-    if (!st) st = rf_gguf_get_f32(g, "gemma3.rope.freq_base_swa", false, &hp->rope_base_swa, err);
-    if (!st) st = rf_gguf_get_f32(g, "gemma3.rope.scaling.factor", false, &factor, err);
-    if (!st)
-        st = rf_gguf_get_f32(g, "gemma3.final_logit_softcapping", false, &hp->final_softcap, err);
-    if (st) return st;
-    if (!(hp->rms_eps > 0 && hp->rms_eps < 1) || !(hp->rope_base > 1) || !(hp->rope_base_swa > 1) ||
-        !(factor >= 0 && factor < 1e6) || !(hp->final_softcap >= 0 && isfinite(hp->final_softcap)))
-        return rf_error_set(err, RF_ERR_MODEL,
-                            "%s: rms epsilon, rope base, rope scaling or "
-                            "softcap value out of range",
-                            m->path);
+    const struct {
+        const char *key;
+        float *dst;
+        bool required;
+        double lo, hi; /* lo < value < hi, or lo <= value when lo_closed */
+        bool lo_closed;
+        const char *range; /* the same, for the message */
+    } floats[] = {
+        {"gemma3.attention.layer_norm_rms_epsilon", &hp->rms_eps, true, 0, 1, false, "in (0, 1)"},
+        {"gemma3.rope.freq_base", &hp->rope_base, false, 1, FLT_MAX, false, "> 1"},
+        {"gemma3.rope.freq_base_swa", &hp->rope_base_swa, false, 1, FLT_MAX, false, "> 1"},
+        {"gemma3.rope.scaling.factor", &factor, false, 0, 1e6, true, "in [0, 1e6) (0: none)"},
+        {"gemma3.final_logit_softcapping", &hp->final_softcap, false, 0, FLT_MAX, true,
+         ">= 0 (0: none)"},
+    };
+    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) {
+        st = rf_gguf_get_f32(g, floats[i].key, floats[i].required, floats[i].dst, err);
+        if (st) return st;
+        double v = *floats[i].dst;
+        bool ok = isfinite(v) && v < floats[i].hi &&
+                  (floats[i].lo_closed ? v >= floats[i].lo : v > floats[i].lo);
+        if (!ok)
+            return rf_error_set(err, RF_ERR_MODEL, "%s: %s = %.9g is not a finite number %s",
+                                m->path, floats[i].key, v, floats[i].range);
+    }
     hp->rope_scale = factor > 0 ? 1.0f / factor : 1.0f;
 
     /* Sliding-window layers: a period p (default 6) where the last layer of each period is
@@ -592,14 +616,16 @@ static void g3_forward(rf_context *c, const rf_batch *b) {
         rf_act act = {at, E, n_out, rf_type_row_bytes(at, (uint64_t)E), c->act};
         rf_act_quantize(c->k, c->pool, at, s->xo, E, E, n_out, &act);
         rf_matmul_topk(c->k, c->pool, &w->output, &act, c->n_top, c->top_scratch, c->top_ids,
-                       c->top_vals);
+                       c->top_vals, c->out_finite);
         rf_prof_mark(c, th, RF_PROF_HEAD);
     } else {
         project(&r, &w->output, s->xo, n_out, c->logits, RF_PROF_HEAD);
-        for (int i = 0; i < n_out; i++)
+        for (int i = 0; i < n_out; i++) {
+            c->out_finite[i] = rf_all_finite(c->logits + i * V, (int64_t)V);
             if (c->out_mode[i] == RF_OUT_TOP)
                 rf_topk_select(c->logits + i * V, (int64_t)V, c->n_top, c->top_scratch,
                                c->top_ids + i * K, c->top_vals + i * K);
+        }
     }
     if (hp->final_softcap > 0) { /* monotonic: the selection above is unchanged by it */
         float cap = hp->final_softcap;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "model/model_int.h"
+#include "util/file.h"
 
 static const rf_arch *const g_archs[] = {&rf_arch_gemma3};
 
@@ -48,9 +49,10 @@ rf_status rf_model_load(const char *path, rf_model **out, rf_error *err) {
     for (size_t i = 0; i < sizeof g_archs / sizeof g_archs[0]; i++)
         if (rf_str_eq(arch, g_archs[i]->name)) m->arch = g_archs[i];
     if (!m->arch) {
+        char shown[80]; /* the file's bytes: a printable excerpt */
         st = rf_error_set(err, RF_ERR_UNSUPPORTED,
-                          "%s: unsupported architecture '%.*s' (supported: gemma3)", path,
-                          (int)(arch.len > 64 ? 64 : arch.len), arch.ptr);
+                          "%s: unsupported architecture '%s' (supported: gemma3)", path,
+                          rf_printable(arch.ptr, (size_t)arch.len, shown, sizeof shown));
         goto fail;
     }
     snprintf(m->hp.arch, sizeof m->hp.arch, "%s", m->arch->name);
@@ -97,6 +99,16 @@ const char *rf_model_path(const rf_model *m) {
     return m->path;
 }
 
+/* "[ne0, ne1, ...]" of t's n_dims dims, for messages. */
+static const char *shape_str(const rf_gguf_tensor *t, char *buf, size_t cap) {
+    size_t n = (size_t)snprintf(buf, cap, "[");
+    for (uint32_t d = 0; d < t->n_dims && n < cap; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%llu", d ? ", " : "",
+                              (unsigned long long)t->ne[d]);
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+    return buf;
+}
+
 static rf_status find_tensor(const rf_model *m, const char *name, const rf_gguf_tensor **t,
                              rf_error *err) {
     *t = rf_gguf_find_tensor(m->gguf, name);
@@ -109,13 +121,11 @@ rf_status rf_model_bind_matrix(const rf_model *m, const char *name, int64_t cols
     const rf_gguf_tensor *t;
     rf_status st = find_tensor(m, name, &t, err);
     if (st) return st;
-    if (t->n_dims != 2 || (int64_t)t->ne[0] != cols || (int64_t)t->ne[1] != rows)
+    char shape[96];
+    if (t->n_dims != 2 || t->ne[0] != (uint64_t)cols || t->ne[1] != (uint64_t)rows)
         return rf_error_set(err, RF_ERR_MODEL,
-                            "%s: tensor '%s' has shape [%llu, %llu] (%u dims), expected [%lld, "
-                            "%lld]",
-                            m->path, name, (unsigned long long)t->ne[0],
-                            (unsigned long long)t->ne[1], t->n_dims, (long long)cols,
-                            (long long)rows);
+                            "%s: tensor '%s' has shape %s, expected [%lld, %lld]", m->path, name,
+                            shape_str(t, shape, sizeof shape), (long long)cols, (long long)rows);
     const rf_type_info *ti = rf_type_get(t->type);
     if (!ti->computable)
         return rf_error_set(err, RF_ERR_UNSUPPORTED,
@@ -134,9 +144,10 @@ rf_status rf_model_bind_vector(const rf_model *m, const char *name, int64_t n, c
     const rf_gguf_tensor *t;
     rf_status st = find_tensor(m, name, &t, err);
     if (st) return st;
-    if (t->nelements != (uint64_t)n || t->ne[0] != (uint64_t)n)
-        return rf_error_set(err, RF_ERR_MODEL, "%s: tensor '%s' has %llu values, expected %lld",
-                            m->path, name, (unsigned long long)t->nelements, (long long)n);
+    char shape[96];
+    if (t->nelements != (uint64_t)n || t->ne[0] != (uint64_t)n) /* [n] or [n, 1, ...] */
+        return rf_error_set(err, RF_ERR_MODEL, "%s: tensor '%s' has shape %s, expected [%lld]",
+                            m->path, name, shape_str(t, shape, sizeof shape), (long long)n);
     if (t->type != RF_TYPE_F32)
         return rf_error_set(err, RF_ERR_UNSUPPORTED, "%s: tensor '%s' must be F32, found %s",
                             m->path, name, rf_type_get(t->type)->name);

@@ -53,11 +53,12 @@ struct rf_context {
     size_t act_n;
     float *logits; /* [n_outputs][n_vocab] */
     int32_t n_top;
-    int32_t *top_ids;  /* [n_outputs][n_top] */
-    float *top_vals;   /* [n_outputs][n_top] */
-    int8_t *out_mode;  /* [n_outputs] RF_OUT_* of each output of the last batch */
-    void *top_scratch; /* rf_matmul_topk scratch */
-    int32_t n_out;     /* outputs of the last batch */
+    int32_t *top_ids;    /* [n_outputs][n_top] */
+    float *top_vals;     /* [n_outputs][n_top] */
+    int8_t *out_mode;    /* [n_outputs] RF_OUT_* of each output of the last batch */
+    uint8_t *out_finite; /* [n_outputs] 1: every logit of that output was finite */
+    void *top_scratch;   /* rf_matmul_topk scratch */
+    int32_t n_out;       /* outputs of the last batch */
     int profiling;
     rf_profile prof;
 };

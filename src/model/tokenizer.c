@@ -4,17 +4,24 @@
  *   - the vocabulary: every token's text (one NUL-terminated pool), score, stored type and the
  *     attribute bits llama.cpp derives from it (tokenizer_int.h);
  *   - an open-addressing hash table from token text to id;
- *   - a trie of the special tokens (control, user-defined, unknown), used to split them out of
- *     the raw text before the family encoder sees it;
+ *   - an Aho-Corasick automaton over the special tokens' texts (control, user-defined, unknown),
+ *     used to split them out of the raw text before the family encoder sees it;
  *   - the end-of-generation set (an attribute bit).
  *
  * Special-token splitting follows llama.cpp's order: tokens are taken longest first, each one
- * at every leftmost non-overlapping occurrence inside text not already taken. Candidate
- * positions come from one trie walk over the text, so the cost is linear in the text length
- * (times the longest special token), not in the number of special tokens. Tokens of equal length
- * are taken together in text order; llama.cpp's order among them is that of an unstable sort,
- * which only matters when two different special tokens of the same length can overlap (none do
- * in the Gemma 3 vocabulary).
+ * at every leftmost non-overlapping occurrence inside text not already taken. Tokens of equal
+ * length are taken together in text order; llama.cpp's order among them is that of an unstable
+ * sort, which only matters when two different special tokens of the same length can overlap (none
+ * do in the Gemma 3 vocabulary).
+ *
+ * The cost is linear in the text whatever the special tokens are (a vocabulary may hold one of
+ * 200 kB): the automaton is built over the texts reversed, so one pass over the text from its end
+ * gives, for every position, the longest eligible token that starts there, and its fail links
+ * the shorter ones (each visited at most once, only when the longer one was blocked). Each
+ * position then waits in the bucket of its current length; the lengths are taken longest first,
+ * each bucket in text order, against a byte map of the taken text. A token of length L overlaps
+ * taken text exactly when its first or its last byte is taken, since everything taken so far is
+ * at least L long, so no check looks at more than two bytes. No token text is ever compared.
  */
 #include "model/tokenizer.h"
 
@@ -24,6 +31,7 @@
 #include <string.h>
 
 #include "model/tokenizer_int.h"
+#include "util/file.h"
 
 /* The families. A new one adds its vtable here. */
 static const rf_tokenizer_vtable *const k_families[] = {&rf_tokenizer_spm_vtable};
@@ -54,12 +62,20 @@ struct rf_tokenizer {
     int32_t eom;
     bool add_bos, add_eos, add_space_prefix;
 
-    /* Special-token trie. Node 0 is the root; root_child indexes its children by byte. */
-    struct trie_node {
-        int32_t child, sibling, id;
-        uint8_t byte;
-    } * trie;
-    int32_t n_trie;
+    /* The special-token automaton over the reversed texts. Node 0 is the root, whose children
+     * root_child indexes by byte; nodes are numbered breadth first, so the children of a node
+     * are the n_child nodes from first on, sorted by byte. */
+    struct ac_node {
+        int32_t first;   /* first child */
+        int32_t fail;    /* the longest proper suffix of this node's text that is a node */
+        int32_t hit[2];  /* the longest suffix (itself included) that ends a token eligible
+                          * without [0] / with [1] parse_special, or -1 */
+        int32_t id;      /* the token whose reversed text this node spells, or -1 */
+        int32_t len_idx; /* index of that token's length in special_lens */
+        uint16_t n_child;
+        uint8_t byte; /* the byte on the edge from the parent */
+    } * ac;
+    int32_t n_ac;
     int32_t root_child[256];
     uint32_t *special_lens; /* distinct special-token lengths, longest first */
     int32_t n_special_lens;
@@ -178,7 +194,7 @@ void rf_tokenizer_free(rf_tokenizer *t) {
     free(t->types);
     free(t->attr);
     free(t->hash);
-    free(t->trie);
+    free(t->ac);
     free(t->special_lens);
     free(t);
 }
@@ -242,16 +258,25 @@ static const char *const k_eog_texts[] = {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+/* A special id out of range: shown is the value as it was stored. */
+static rf_status id_range_error(const char *name, const char *key, const char *shown, uint64_t n,
+                                rf_error *err) {
+    return rf_error_set(err, RF_ERR_MODEL,
+                        "%s: key '%s' = %s is out of range (vocabulary of %llu tokens)",
+                        name ? name : "tokenizer", key, shown, (unsigned long long)n);
+}
+
 static rf_status check_id(const rf_tokenizer_desc *d, const char *key, int64_t v, int64_t dflt,
                           uint64_t n, int32_t *out, rf_error *err) {
     if (v == RF_TOK_ID_ABSENT) {
         *out = (dflt >= 0 && (uint64_t)dflt < n) ? (int32_t)dflt : -1;
         return RF_OK;
     }
-    if (v < 0 || (uint64_t)v >= n)
-        return rf_error_set(
-            err, RF_ERR_MODEL, "%s: key '%s' = %lld is out of range (vocabulary of %llu tokens)",
-            d->name ? d->name : "tokenizer", key, (long long)v, (unsigned long long)n);
+    if (v < 0 || (uint64_t)v >= n) {
+        char shown[24];
+        snprintf(shown, sizeof shown, "%lld", (long long)v);
+        return id_range_error(d->name, key, shown, n, err);
+    }
     *out = (int32_t)v;
     return RF_OK;
 }
@@ -269,11 +294,13 @@ static rf_status build_hash(rf_tokenizer *t, const char *name, rf_error *err) {
         uint64_t i = hash_bytes(s, n) & t->hash_mask;
         while (t->hash[i] >= 0) {
             int32_t o = t->hash[i];
-            if (tok_len(t, o) == n && memcmp(t->pool + t->off[o], s, n) == 0)
+            if (tok_len(t, o) == n && memcmp(t->pool + t->off[o], s, n) == 0) {
+                char shown[80];
                 return rf_error_set(err, RF_ERR_MODEL,
                                     "%s: key 'tokenizer.ggml.tokens': tokens %d and %d have the "
-                                    "same text '%.*s'",
-                                    name, o, id, (int)(n > 64 ? 64 : n), s);
+                                    "same text '%s'",
+                                    name, o, id, rf_printable(s, n, shown, sizeof shown));
+            }
             i = (i + 1) & t->hash_mask;
         }
         t->hash[i] = id;
@@ -281,87 +308,186 @@ static rf_status build_hash(rf_tokenizer *t, const char *name, rf_error *err) {
     return RF_OK;
 }
 
-static rf_status build_trie(rf_tokenizer *t, rf_error *err) {
-    size_t cap = 1024;
-    t->trie = malloc(cap * sizeof *t->trie);
-    if (!t->trie) return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (trie)");
-    t->trie[0] = (struct trie_node){-1, -1, -1, 0};
-    t->n_trie = 1;
-    for (int i = 0; i < 256; i++) t->root_child[i] = -1;
-    bool seen_len[64] = {false};
-    uint32_t max_len = 0;
-    int32_t n_long = 0; /* specials of 64 bytes or more: their lengths are collected below */
+static bool special_attr(uint32_t a) {
+    return (a & (RF_TOKATTR_CONTROL | RF_TOKATTR_USER_DEFINED | RF_TOKATTR_UNKNOWN)) != 0;
+}
 
+/* Whether a special token is split out of the text: user-defined ones always, control and
+ * unknown ones only when parsing specials (llama.cpp's rule). */
+static bool eligible_attr(uint32_t a, bool parse_special) {
+    if (parse_special) return special_attr(a);
+    return (a & RF_TOKATTR_USER_DEFINED) && !(a & (RF_TOKATTR_CONTROL | RF_TOKATTR_UNKNOWN));
+}
+
+static int cmp_u32_desc(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* The child of automaton node `node` along byte c, or -1; *work counts the probes. */
+static inline int32_t ac_child(const rf_tokenizer *t, int32_t node, uint8_t c, uint64_t *work) {
+    (*work)++;
+    if (node == 0) return t->root_child[c];
+    int32_t lo = t->ac[node].first, hi = lo + t->ac[node].n_child;
+    while (lo < hi) { /* children sorted by byte */
+        (*work)++;
+        int32_t mid = lo + (hi - lo) / 2;
+        uint8_t b = t->ac[mid].byte;
+        if (b == c) return mid;
+        if (b < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* A trie of the reversed special texts with sibling lists, then renumbered breadth first into
+ * t->ac with sorted children, fail links and the eligible-suffix links; and the distinct
+ * special lengths. The automaton takes about 50 bytes per byte of special text while it is
+ * built: RF_TOK_MAX_SPECIAL_BYTES bounds what a hostile file can make it allocate. */
+typedef struct trie_node {
+    int32_t child, sibling, id;
+    uint8_t byte;
+} trie_node;
+
+static rf_status build_trie(rf_tokenizer *t, const char *name, rf_error *err) {
+    rf_status st = RF_OK;
+    size_t cap = 1024, n_trie = 1, n_special = 0;
+    trie_node *tr = malloc(cap * sizeof *tr);
+    int32_t *queue = NULL, *parent = NULL;
+    if (!tr) return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (special tokens)");
+    tr[0] = (trie_node){-1, -1, -1, 0};
+    for (int i = 0; i < 256; i++) t->root_child[i] = -1;
+
+    size_t total = 0;
+    for (int32_t id = 0; id < t->n_vocab; id++)
+        if (special_attr(t->attr[id])) total += tok_len(t, id);
+    if (total > RF_TOK_MAX_SPECIAL_BYTES) {
+        st = rf_error_set(err, RF_ERR_MODEL,
+                          "%s: the special tokens (control, user-defined, unknown) of "
+                          "'tokenizer.ggml.tokens' hold %zu bytes of text, more than the %d MiB "
+                          "roofline accepts",
+                          name, total, RF_TOK_MAX_SPECIAL_BYTES >> 20);
+        goto out;
+    }
     for (int32_t id = 0; id < t->n_vocab; id++) {
-        if (!(t->attr[id] & (RF_TOKATTR_CONTROL | RF_TOKATTR_USER_DEFINED | RF_TOKATTR_UNKNOWN)))
-            continue;
+        if (!special_attr(t->attr[id])) continue;
         const uint8_t *s = (const uint8_t *)t->pool + t->off[id];
         size_t n = tok_len(t, id);
         if (n == 0) continue;
-        if (n < 64)
-            seen_len[n] = true;
-        else
-            n_long++;
-        if (n > max_len) max_len = (uint32_t)n;
+        n_special++;
         int32_t node = 0;
-        for (size_t k = 0; k < n; k++) {
-            int32_t c = node == 0 ? t->root_child[s[k]] : t->trie[node].child;
-            if (node != 0)
-                while (c >= 0 && t->trie[c].byte != s[k]) c = t->trie[c].sibling;
+        for (size_t k = n; k-- > 0;) { /* reversed */
+            int32_t c = tr[node].child;
+            while (c >= 0 && tr[c].byte != s[k]) c = tr[c].sibling;
             if (c < 0) {
-                if ((size_t)t->n_trie == cap) {
-                    if (cap > (size_t)INT32_MAX / 2)
-                        return rf_error_set(err, RF_ERR_MODEL,
-                                            "tokenizer: too many special tokens");
-                    void *p = realloc(t->trie, 2 * cap * sizeof *t->trie);
-                    if (!p)
-                        return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (trie)");
-                    t->trie = p;
+                if (n_trie == cap) { /* at most total + 1 nodes: no overflow of int32 */
+                    void *p = realloc(tr, 2 * cap * sizeof *tr);
+                    if (!p) {
+                        st = rf_error_set(err, RF_ERR_NOMEM,
+                                          "tokenizer: out of memory (special tokens)");
+                        goto out;
+                    }
+                    tr = p;
                     cap *= 2;
                 }
-                c = t->n_trie++;
-                t->trie[c] = (struct trie_node){-1, -1, -1, s[k]};
-                if (node == 0) {
-                    t->root_child[s[k]] = c;
-                } else {
-                    t->trie[c].sibling = t->trie[node].child;
-                    t->trie[node].child = c;
-                }
+                c = (int32_t)n_trie++;
+                tr[c] = (trie_node){-1, tr[node].child, -1, s[k]};
+                tr[node].child = c;
             }
             node = c;
         }
-        if (t->trie[node].id < 0) t->trie[node].id = id;
+        tr[node].id = id; /* texts are unique (build_hash) */
     }
 
     /* Distinct lengths, longest first. */
-    size_t n_lens = 0;
-    for (int i = 0; i < 64; i++) n_lens += seen_len[i];
-    t->special_lens = malloc((n_lens + (size_t)n_long + 1) * sizeof *t->special_lens);
-    if (!t->special_lens) return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory");
-    int32_t k = 0;
-    if (n_long) {
-        /* Rare: collect the long lengths, sort descending, drop duplicates. */
-        for (int32_t id = 0; id < t->n_vocab; id++)
-            if ((t->attr[id] &
-                 (RF_TOKATTR_CONTROL | RF_TOKATTR_USER_DEFINED | RF_TOKATTR_UNKNOWN)) &&
-                tok_len(t, id) >= 64)
-                t->special_lens[k++] = (uint32_t)tok_len(t, id);
-        for (int32_t i = 1; i < k; i++) /* insertion sort, descending */
-            for (int32_t j = i; j > 0 && t->special_lens[j] > t->special_lens[j - 1]; j--) {
-                uint32_t tmp = t->special_lens[j];
-                t->special_lens[j] = t->special_lens[j - 1];
-                t->special_lens[j - 1] = tmp;
-            }
-        int32_t u = 0;
-        for (int32_t i = 0; i < k; i++)
-            if (u == 0 || t->special_lens[u - 1] != t->special_lens[i])
-                t->special_lens[u++] = t->special_lens[i];
-        k = u;
+    t->special_lens = malloc((n_special ? n_special : 1) * sizeof *t->special_lens);
+    t->ac = malloc(n_trie * sizeof *t->ac);
+    queue = malloc(n_trie * sizeof *queue);
+    parent = malloc(n_trie * sizeof *parent);
+    if (!t->special_lens || !t->ac || !queue || !parent) {
+        st = rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (special tokens)");
+        goto out;
     }
-    for (int i = 63; i > 0; i--)
-        if (seen_len[i]) t->special_lens[k++] = (uint32_t)i;
-    t->n_special_lens = k;
-    return RF_OK;
+    size_t k = 0;
+    for (int32_t id = 0; id < t->n_vocab; id++)
+        if (special_attr(t->attr[id]) && tok_len(t, id) > 0)
+            t->special_lens[k++] = (uint32_t)tok_len(t, id);
+    qsort(t->special_lens, k, sizeof *t->special_lens, cmp_u32_desc);
+    int32_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || t->special_lens[u - 1] != t->special_lens[i])
+            t->special_lens[u++] = t->special_lens[i];
+    t->n_special_lens = u;
+
+    /* Breadth-first renumbering: queue[new] = old; a node's children land next to each other,
+     * sorted by byte (insertion sort into the queue's tail). */
+    size_t head = 0, tail = 1;
+    queue[0] = 0;
+    parent[0] = -1;
+    t->n_ac = (int32_t)n_trie;
+    while (head < tail) {
+        int32_t i = (int32_t)head, old = queue[head++];
+        struct ac_node *a = &t->ac[i];
+        a->first = (int32_t)tail;
+        a->n_child = 0;
+        a->id = tr[old].id;
+        a->byte = tr[old].byte;
+        a->len_idx = -1;
+        for (int32_t c = tr[old].child; c >= 0; c = tr[c].sibling) {
+            size_t j = tail++;
+            while (j > (size_t)a->first && tr[queue[j - 1]].byte > tr[c].byte) {
+                queue[j] = queue[j - 1];
+                j--;
+            }
+            queue[j] = c;
+            a->n_child++;
+        }
+        for (int32_t j = a->first; j < a->first + a->n_child; j++) parent[j] = i;
+        if (a->id >= 0) { /* the index of its length: binary search, longest first */
+            uint32_t len = (uint32_t)tok_len(t, a->id);
+            int32_t lo = 0, hi = t->n_special_lens - 1;
+            while (lo < hi) {
+                int32_t mid = (lo + hi) / 2;
+                if (t->special_lens[mid] > len)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            a->len_idx = lo;
+        }
+    }
+    for (int32_t j = t->ac[0].first; j < t->ac[0].first + t->ac[0].n_child; j++)
+        t->root_child[t->ac[j].byte] = j;
+
+    /* Fail links and eligible-suffix links, in breadth-first order (parents first). */
+    uint64_t unused = 0;
+    t->ac[0].fail = 0;
+    t->ac[0].hit[0] = t->ac[0].hit[1] = -1;
+    for (int32_t v = 1; v < t->n_ac; v++) {
+        struct ac_node *a = &t->ac[v];
+        int32_t p = parent[v], f = 0;
+        if (p != 0) {
+            for (f = t->ac[p].fail;;) {
+                int32_t g = ac_child(t, f, a->byte, &unused);
+                if (g >= 0) {
+                    f = g;
+                    break;
+                }
+                if (f == 0) break;
+                f = t->ac[f].fail;
+            }
+        }
+        a->fail = f;
+        for (int m = 0; m < 2; m++)
+            a->hit[m] = a->id >= 0 && eligible_attr(t->attr[a->id], m == 1) ? v : t->ac[f].hit[m];
+    }
+out:
+    free(tr);
+    free(queue);
+    free(parent);
+    return st;
 }
 
 /* End-of-turn / end-of-generation detection, as llama.cpp's loader does it. */
@@ -418,11 +544,13 @@ rf_status rf_tokenizer_from_desc(const rf_tokenizer_desc *d, rf_tokenizer **out,
     const rf_tokenizer_vtable *vt = NULL;
     for (size_t i = 0; i < COUNT(k_families); i++)
         if (strcmp(k_families[i]->model, d->model) == 0) vt = k_families[i];
-    if (!vt)
+    if (!vt) {
+        char shown[80];
         return rf_error_set(err, RF_ERR_UNSUPPORTED,
-                            "%s: key 'tokenizer.ggml.model': unsupported tokenizer model '%.64s' "
+                            "%s: key 'tokenizer.ggml.model': unsupported tokenizer model '%s' "
                             "(supported: llama)",
-                            name, d->model);
+                            name, rf_printable(d->model, strlen(d->model), shown, sizeof shown));
+    }
     const family_defaults *df = NULL;
     for (size_t i = 0; i < COUNT(k_defaults); i++)
         if (strcmp(k_defaults[i].model, d->model) == 0) df = &k_defaults[i];
@@ -514,10 +642,12 @@ rf_status rf_tokenizer_from_desc(const rf_tokenizer_desc *d, rf_tokenizer **out,
             const char *s = t->pool + t->off[i];
             if (tok_len(t, (int32_t)i) != 6 || memcmp(s, "<0x", 3) != 0 || !is_upper_hex(s[3]) ||
                 !is_upper_hex(s[4]) || s[5] != '>') {
+                char shown[24];
                 st = rf_error_set(err, RF_ERR_MODEL,
                                   "%s: key 'tokenizer.ggml.tokens'[%llu] is a byte token "
-                                  "(token_type 6) but its text '%.16s' is not <0xHH>",
-                                  name, (unsigned long long)i, s);
+                                  "(token_type 6) but its text '%s' is not <0xHH>",
+                                  name, (unsigned long long)i,
+                                  rf_printable(s, tok_len(t, (int32_t)i), shown, sizeof shown));
                 goto fail;
             }
         }
@@ -556,7 +686,7 @@ rf_status rf_tokenizer_from_desc(const rf_tokenizer_desc *d, rf_tokenizer **out,
     if ((st = build_hash(t, name, err))) goto fail;
     mark_eog(t);
     t->special.start_of_turn = find_text(t, "<start_of_turn>");
-    if ((st = build_trie(t, err))) goto fail;
+    if ((st = build_trie(t, name, err))) goto fail;
 
     /* Byte fallback: "<0xHH>", else the single byte as a token (llama.cpp's order). */
     for (int b = 0; b < 256; b++) {
@@ -577,23 +707,35 @@ fail:
     return st;
 }
 
-/* Reads a special id key: any integer type; absent -> RF_TOK_ID_ABSENT. */
-static rf_status read_id(const rf_gguf *g, const char *key, int64_t *out, rf_error *err) {
+/* Reads a special id key (any integer type) into *out, checked against the n_tokens of the
+ * vocabulary here, where the value is known as stored (a u64 past INT64_MAX, an i64 equal to
+ * RF_TOK_ID_ABSENT); absent -> RF_TOK_ID_ABSENT. */
+static rf_status read_id(const rf_gguf *g, const char *key, uint64_t n_tokens, int64_t *out,
+                         rf_error *err) {
     *out = RF_TOK_ID_ABSENT;
     const rf_gguf_kv *kv = rf_gguf_find_kv(g, key);
     if (!kv) return RF_OK;
+    char shown[24];
     switch (kv->type) {
     case RF_GGUF_U8:
     case RF_GGUF_U16:
     case RF_GGUF_U32:
     case RF_GGUF_U64:
-        *out = kv->v.u > (uint64_t)INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)kv->v.u;
+        if (kv->v.u >= n_tokens) {
+            snprintf(shown, sizeof shown, "%llu", (unsigned long long)kv->v.u);
+            return id_range_error(rf_gguf_name(g), key, shown, n_tokens, err);
+        }
+        *out = (int64_t)kv->v.u;
         return RF_OK;
     case RF_GGUF_I8:
     case RF_GGUF_I16:
     case RF_GGUF_I32:
     case RF_GGUF_I64:
-        *out = kv->v.i == RF_TOK_ID_ABSENT ? -1 : kv->v.i;
+        if (kv->v.i < 0 || (uint64_t)kv->v.i >= n_tokens) {
+            snprintf(shown, sizeof shown, "%lld", (long long)kv->v.i);
+            return id_range_error(rf_gguf_name(g), key, shown, n_tokens, err);
+        }
+        *out = kv->v.i;
         return RF_OK;
     default:
         return rf_error_set(err, RF_ERR_MODEL, "%s: key '%s' must be an integer, found %s",
@@ -665,12 +807,12 @@ rf_status rf_tokenizer_from_gguf(const rf_gguf *g, rf_tokenizer **out, rf_error 
         d.types = ty;
     }
 
-    if ((st = read_id(g, "tokenizer.ggml.bos_token_id", &d.bos, err)) ||
-        (st = read_id(g, "tokenizer.ggml.eos_token_id", &d.eos, err)) ||
-        (st = read_id(g, "tokenizer.ggml.unknown_token_id", &d.unk, err)) ||
-        (st = read_id(g, "tokenizer.ggml.padding_token_id", &d.pad, err)) ||
-        (st = read_id(g, "tokenizer.ggml.eot_token_id", &d.eot, err)) ||
-        (st = read_id(g, "tokenizer.ggml.eom_token_id", &d.eom, err)) ||
+    if ((st = read_id(g, "tokenizer.ggml.bos_token_id", d.n_tokens, &d.bos, err)) ||
+        (st = read_id(g, "tokenizer.ggml.eos_token_id", d.n_tokens, &d.eos, err)) ||
+        (st = read_id(g, "tokenizer.ggml.unknown_token_id", d.n_tokens, &d.unk, err)) ||
+        (st = read_id(g, "tokenizer.ggml.padding_token_id", d.n_tokens, &d.pad, err)) ||
+        (st = read_id(g, "tokenizer.ggml.eot_token_id", d.n_tokens, &d.eot, err)) ||
+        (st = read_id(g, "tokenizer.ggml.eom_token_id", d.n_tokens, &d.eom, err)) ||
         (st = read_flag(g, "tokenizer.ggml.add_bos_token", &d.add_bos, err)) ||
         (st = read_flag(g, "tokenizer.ggml.add_eos_token", &d.add_eos, err)) ||
         (st = read_flag(g, "tokenizer.ggml.add_space_prefix", &d.add_space_prefix, err)))
@@ -684,139 +826,148 @@ done:
 
 /* ---- encoding ---------------------------------------------------------------------------- */
 
-static inline bool special_eligible(const rf_tokenizer *t, int32_t id, bool parse_special) {
-    if (id < 0) return false;
-    if (parse_special) return true; /* the trie holds only control/user-defined/unknown */
-    uint32_t a = t->attr[id];
-    return (a & RF_TOKATTR_USER_DEFINED) && !(a & (RF_TOKATTR_CONTROL | RF_TOKATTR_UNKNOWN));
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
 }
 
-static inline int32_t trie_step(const rf_tokenizer *t, int32_t node, uint8_t c) {
-    if (node == 0) return t->root_child[c];
-    int32_t k = t->trie[node].child;
-    while (k >= 0 && t->trie[k].byte != c) k = t->trie[k].sibling;
-    return k;
-}
-
-/* The eligible special token whose text is exactly s[0..len), or -1. */
-static int32_t match_exact(const rf_tokenizer *t, const uint8_t *s, size_t len, bool ps) {
-    int32_t node = 0;
-    for (size_t k = 0; k < len; k++) {
-        node = trie_step(t, node, s[k]);
-        if (node < 0) return -1;
-    }
-    int32_t id = t->trie[node].id;
-    return special_eligible(t, id, ps) ? id : -1;
-}
-
-typedef struct region {
-    size_t start;
-    size_t len;
-    int32_t id;
-} region;
-
-typedef struct candidate {
-    size_t pos;
-    size_t max_len; /* longest eligible special token starting at pos */
-} candidate;
-
-/* Grows *p (an array of elem-size items, capacity *cap) to hold need items. */
-static bool grow(void **p, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap) return true;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q) return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
-/* Finds the special tokens to split out of text, longest first (see the file comment).
- * On success *regs holds *n_regs non-overlapping regions sorted by start (caller frees). */
+/* Finds the special tokens to split out of the text (see the file comment). On success *regs
+ * holds *n_regs non-overlapping regions sorted by start (caller frees); *work the steps taken. */
 static rf_status find_specials(const rf_tokenizer *t, const uint8_t *s, size_t len,
-                               bool parse_special, region **regs, size_t *n_regs, rf_error *err) {
+                               bool parse_special, rf_tok_region **regs, size_t *n_regs,
+                               uint64_t *work, rf_error *err) {
     *regs = NULL;
     *n_regs = 0;
-    candidate *cand = NULL;
-    size_t n_cand = 0, cap_cand = 0, max_all = 0;
-    region *cur = NULL, *add = NULL, *merged = NULL;
-    size_t n_cur = 0, cap_cur = 0, cap_add = 0, cap_merged = 0;
+    *work = 0;
+    if (len > (size_t)INT32_MAX)
+        return rf_error_set(err, RF_ERR_ARG, "tokenizer: a text of %zu bytes is too long", len);
+    const int mode = parse_special ? 1 : 0;
+    const int32_t D = t->n_special_lens, n = (int32_t)len;
+    const struct ac_node *ac = t->ac;
+    uint64_t w = 0;
+    rf_status st = RF_OK;
+    int32_t *cur = malloc(len * sizeof *cur); /* per position: its current token node */
+    uint8_t *taken = calloc(len, 1);          /* 1: taken, 2: a region starts here */
+    size_t *bstart = calloc((size_t)D + 1, sizeof *bstart);   /* bucket bounds in order[] */
+    int32_t *mhead = malloc(((size_t)D + 1) * sizeof *mhead); /* moved positions, per bucket */
+    int32_t *order = NULL, *next = NULL, *tmp = NULL;
+    if (!cur || !taken || !bstart || !mhead) goto nomem;
 
-    for (size_t p = 0; p < len; p++) {
-        int32_t node = t->root_child[s[p]];
-        if (node < 0) continue;
-        size_t depth = 1, m = 0;
+    /* 1. From the end: the automaton state after s[q] spells the longest reversed prefix of
+     * s[q..] that is in it; its hit link is the longest eligible token starting at q. */
+    int32_t node = 0;
+    size_t n_cand = 0;
+    for (int32_t q = n - 1; q >= 0; q--) {
+        int32_t nx;
         for (;;) {
-            if (special_eligible(t, t->trie[node].id, parse_special)) m = depth;
-            if (p + depth >= len) break;
-            node = trie_step(t, node, s[p + depth]);
-            if (node < 0) break;
-            depth++;
+            nx = ac_child(t, node, s[q], &w);
+            if (nx >= 0 || node == 0) break;
+            node = ac[node].fail;
+            w++;
         }
-        if (!m) continue;
-        if (!grow((void **)&cand, &cap_cand, n_cand + 1, sizeof *cand)) goto nomem;
-        cand[n_cand++] = (candidate){p, m};
-        if (m > max_all) max_all = m;
+        node = nx >= 0 ? nx : 0;
+        int32_t h = ac[node].hit[mode];
+        cur[q] = h;
+        if (h >= 0) {
+            bstart[ac[h].len_idx + 1]++;
+            n_cand++;
+        }
+    }
+    if (!n_cand) goto done;
+
+    /* 2. Positions into buckets by the length of their token, in text order (counting sort). */
+    order = malloc(n_cand * sizeof *order);
+    if (!order) goto nomem;
+    for (int32_t i = 0; i < D; i++) bstart[i + 1] += bstart[i];
+    {
+        size_t *fill = bstart; /* bstart[i] walks to bstart[i + 1]; restored below */
+        for (int32_t p = 0; p < n; p++)
+            if (cur[p] >= 0) order[fill[ac[cur[p]].len_idx]++] = p;
+        for (int32_t i = D; i > 0; i--) bstart[i] = bstart[i - 1];
+        bstart[0] = 0;
+        w += 2 * n_cand;
+    }
+    for (int32_t i = 0; i <= D; i++) mhead[i] = -1;
+
+    /* 3. Lengths longest first; each bucket in text order, its initial positions merged with
+     * those moved into it (blocked at a longer length; sorted first). */
+    for (int32_t i = 0; i < D; i++) {
+        const size_t L = t->special_lens[i];
+        size_t m = 0;
+        for (int32_t p = mhead[i]; p >= 0; p = next[p]) tmp[m++] = p;
+        if (m > 1) qsort(tmp, m, sizeof *tmp, cmp_i32);
+        w += m;
+        size_t a = bstart[i], ae = bstart[i + 1], b = 0;
+        while (a < ae || b < m) {
+            int32_t p = (b == m || (a < ae && order[a] < tmp[b])) ? order[a++] : tmp[b++];
+            w++;
+            if (taken[p]) continue; /* inside a token taken before: none can start here */
+            if (taken[p + L - 1]) { /* runs into one: try the next shorter token from p */
+                int32_t nx = ac[ac[cur[p]].fail].hit[mode];
+                if (nx < 0) continue;
+                if (!next) { /* the first move: the list links, and room to sort a bucket */
+                    next = malloc(len * sizeof *next);
+                    tmp = malloc(len * sizeof *tmp);
+                    if (!next || !tmp) goto nomem;
+                }
+                cur[p] = nx;
+                int32_t j = ac[nx].len_idx;
+                next[p] = mhead[j];
+                mhead[j] = p;
+                w++;
+                continue;
+            }
+            memset(taken + p, 1, L);
+            taken[p] = 2;
+            w += L;
+        }
     }
 
-    for (int32_t li = 0; li < t->n_special_lens && n_cand; li++) {
-        size_t L = t->special_lens[li];
-        if (L > max_all) continue;
-        size_t n_add = 0, r = 0, last_end = 0;
-        for (size_t ci = 0; ci < n_cand; ci++) {
-            size_t p = cand[ci].pos;
-            if (cand[ci].max_len < L || p < last_end) continue;
-            while (r < n_cur && cur[r].start + cur[r].len <= p) r++;
-            if (r < n_cur && cur[r].start <= p) continue; /* inside a taken region */
-            size_t limit = r < n_cur ? cur[r].start : len;
-            if (p + L > limit) continue;
-            int32_t id = match_exact(t, s + p, L, parse_special);
-            if (id < 0) continue;
-            if (!grow((void **)&add, &cap_add, n_add + 1, sizeof *add)) goto nomem;
-            add[n_add++] = (region){p, L, id};
-            last_end = p + L;
-        }
-        if (!n_add) continue;
-        /* Merge the new regions into the taken ones (both sorted, disjoint). */
-        if (!grow((void **)&merged, &cap_merged, n_cur + n_add, sizeof *merged)) goto nomem;
-        size_t i = 0, j = 0, k = 0;
-        while (i < n_cur || j < n_add) {
-            if (j == n_add || (i < n_cur && cur[i].start < add[j].start))
-                merged[k++] = cur[i++];
-            else
-                merged[k++] = add[j++];
-        }
-        region *tmp = cur;
-        size_t tmp_cap = cap_cur;
-        cur = merged;
-        cap_cur = cap_merged;
-        merged = tmp;
-        cap_merged = tmp_cap;
-        n_cur = k;
-        /* Drop the candidates now inside a taken region: no shorter token can start there. */
-        size_t kept = 0;
-        r = 0;
-        for (size_t ci = 0; ci < n_cand; ci++) {
-            size_t p = cand[ci].pos;
-            while (r < n_cur && cur[r].start + cur[r].len <= p) r++;
-            if (r < n_cur && cur[r].start <= p) continue;
-            cand[kept++] = cand[ci];
-        }
-        n_cand = kept;
+    /* 4. The regions, in text order. */
+    size_t nr = 0;
+    for (int32_t p = 0; p < n; p++) nr += taken[p] == 2;
+    w += (uint64_t)len;
+    if (nr) {
+        rf_tok_region *r = malloc(nr * sizeof *r);
+        if (!r) goto nomem;
+        size_t k = 0;
+        for (int32_t p = 0; p < n; p++)
+            if (taken[p] == 2) {
+                int32_t id = ac[cur[p]].id;
+                r[k++] = (rf_tok_region){(size_t)p, tok_len(t, id), id};
+            }
+        *regs = r;
+        *n_regs = nr;
     }
-    free(cand);
-    free(add);
-    free(merged);
-    *regs = cur;
-    *n_regs = n_cur;
-    return RF_OK;
+    goto done;
 nomem:
-    free(cand);
-    free(add);
-    free(merged);
+    st = rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (special tokens, %zu bytes)",
+                      len);
+done:
     free(cur);
-    return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (special tokens)");
+    free(taken);
+    free(bstart);
+    free(mhead);
+    free(order);
+    free(next);
+    free(tmp);
+    *work = w;
+    return st;
+}
+
+rf_status rf_tok_split_specials(const rf_tokenizer *t, const char *text, size_t len,
+                                bool parse_special, rf_tok_region **regs, size_t *n_regs,
+                                uint64_t *work, rf_error *err) {
+    uint64_t w = 0;
+    *regs = NULL;
+    *n_regs = 0;
+    if (work) *work = 0;
+    if (len == 0) return RF_OK;
+    if (!text) return rf_error_set(err, RF_ERR_ARG, "tokenizer: NULL text of %zu bytes", len);
+    rf_status st =
+        find_specials(t, (const uint8_t *)text, len, parse_special, regs, n_regs, &w, err);
+    if (work) *work = w;
+    return st;
 }
 
 int64_t rf_tokenizer_encode(const rf_tokenizer *t, const char *text, size_t len, bool add_special,
@@ -828,11 +979,13 @@ int64_t rf_tokenizer_encode(const rf_tokenizer *t, const char *text, size_t len,
         return -1;
     }
 
-    region *regs = NULL;
+    rf_tok_region *regs = NULL;
     size_t n_regs = 0;
+    uint64_t work = 0;
     rf_status st = RF_OK;
     if (len > 0)
-        st = find_specials(t, (const uint8_t *)text, len, parse_special, &regs, &n_regs, err);
+        st =
+            find_specials(t, (const uint8_t *)text, len, parse_special, &regs, &n_regs, &work, err);
     if (st) return -1;
 
     rf_tok_scratch scratch;

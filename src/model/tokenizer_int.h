@@ -67,6 +67,13 @@ typedef struct rf_tokenizer_vtable {
 
 extern const rf_tokenizer_vtable rf_tokenizer_spm_vtable;
 
+/* The most bytes of text the special tokens (control, user-defined, unknown) of a vocabulary may
+ * hold in all: the special-token automaton needs ~50 bytes per byte while it is built, so this
+ * bounds what a hostile file can make the loader allocate (under 1 GB). Real vocabularies hold
+ * a few kB to ~100 kB (Gemma 3: about 76 kB); the splitting cost is linear in the text whatever
+ * they hold. */
+#define RF_TOK_MAX_SPECIAL_BYTES (16 << 20)
+
 /* Special ids absent from the description. */
 #define RF_TOK_ID_ABSENT INT64_MIN
 
@@ -91,6 +98,22 @@ rf_tokenizer_desc rf_tokenizer_desc_init(void);
 
 /* Validates d and builds the tokenizer (see rf_tokenizer_from_gguf for the rules). */
 rf_status rf_tokenizer_from_desc(const rf_tokenizer_desc *d, rf_tokenizer **out, rf_error *err);
+
+/* A special token found in the text: text[start, start + len) is token id. */
+typedef struct rf_tok_region {
+    size_t start;
+    size_t len;
+    int32_t id;
+} rf_tok_region;
+
+/* The special-token split of rf_tokenizer_encode on its own (a test hook): *regs gets the *n_regs
+ * special tokens found in text, sorted by start (malloc'd; caller frees; NULL when none), and
+ * *work (when not NULL) the elementary steps the matcher took (automaton steps, candidate
+ * visits, bytes marked), so tests can assert that the cost is linear in len whatever the
+ * special tokens are. */
+rf_status rf_tok_split_specials(const rf_tokenizer *t, const char *text, size_t len,
+                                bool parse_special, rf_tok_region **regs, size_t *n_regs,
+                                uint64_t *work, rf_error *err);
 
 /* Accessors encoders use. */
 int32_t rf_tok_lookup(const rf_tokenizer *t, const char *text, size_t len); /* -1: none */

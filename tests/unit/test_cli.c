@@ -1,7 +1,9 @@
 /* test_cli.c: the roofline binary on bad input. Every case must exit with status 2 and print one
  * line on stderr naming the file (or option) and what is wrong; under the sanitizer build this
  * also shows that nothing crashes or leaks. Files are tiny models written with our GGUF writer,
- * mutated copies of them, and hand-built headers. Also a good run on a tiny model (exit 0).
+ * mutated copies of them, and hand-built headers. Also a good run on a tiny model (exit 0), and
+ * `inspect` of a file whose key and tensor names carry escape sequences and invalid UTF-8: what
+ * it prints is plain valid UTF-8 text with no control byte but newlines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include "check.h"
 #include "tiny_model.h"
 #include "util/buf.h"
+#include "util/utf8.h"
 
 static const char *g_bin;
 static char g_err[8192];
@@ -30,6 +33,41 @@ static int run(const char *args) {
     if (f) fclose(f);
     remove(errpath);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* As run, with stdout kept in *out (malloc'd, NUL-terminated; caller frees) and its length. */
+static int run_capture(const char *args, char **out, size_t *out_len) {
+    char outpath[] = "/tmp/roofline-cli-out-XXXXXX";
+    int fd = mkstemp(outpath);
+    close(fd);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>/dev/null </dev/null", g_bin, args, outpath);
+    int st = system(cmd);
+    rf_buf b;
+    rf_buf_init(&b, 0);
+    FILE *f = fopen(outpath, "rb");
+    char chunk[4096];
+    size_t got;
+    while (f && (got = fread(chunk, 1, sizeof chunk, f)) > 0) rf_buf_append(&b, chunk, got);
+    if (f) fclose(f);
+    remove(outpath);
+    rf_buf_terminate(&b);
+    *out = (char *)rf_buf_take(&b, out_len);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* Offset of the first byte a terminal could act on (a control byte other than newline, DEL, a
+ * C1 control U+0080..U+009F, or a byte of no valid UTF-8 sequence); -1 when there is none. */
+static long first_unsafe(const char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t k = rf_utf8_seq(s + i, n - i);
+        if (k == 0 || (k == 1 && ((c < 0x20 && c != '\n') || c == 0x7f)) ||
+            (k == 2 && c == 0xc2 && (unsigned char)s[i + 1] < 0xa0))
+            return (long)i;
+        i += k;
+    }
+    return -1;
 }
 
 static int lines(const char *s) {
@@ -165,6 +203,13 @@ int main(void) {
     p = tiny_file(a, "arch");
     snprintf(args, sizeof args, "run -m %s -p hi", p);
     expect_bad("unsupported architecture", args, p, "unsupported architecture 'llama'");
+    a.arch = "ll\x1b]0;owned\x07\xff"
+             "ama"; /* file bytes in a message: a printable excerpt */
+    p = tiny_file(a, "arch2");
+    snprintf(args, sizeof args, "run -m %s -p hi", p);
+    expect_bad("escapes in the architecture", args, p,
+               "unsupported architecture 'll?]0;owned??ama'");
+    CHECK_MSG(first_unsafe(g_err, strlen(g_err)) < 0, "unsafe byte in: %s", g_err);
     a = s;
     a.drop = "blk.1.ffn_up.weight";
     p = tiny_file(a, "drop");
@@ -175,6 +220,79 @@ int main(void) {
     p = tiny_file(a, "shape");
     snprintf(args, sizeof args, "run -m %s -p hi", p);
     expect_bad("shape mismatch", args, p, "blk.0.attn_q.weight");
+    a = s;
+    a.fold = "blk.0.attn_norm.weight"; /* the right number of values, as a 2-D tensor */
+    p = tiny_file(a, "fold");
+    snprintf(args, sizeof args, "run -m %s -p hi", p);
+    expect_bad("2-D norm", args, "'blk.0.attn_norm.weight' has shape [32, 2]", "expected [64]");
+    a = s;
+    a.head_dim_v = 1024;
+    p = tiny_file(a, "vlen");
+    snprintf(args, sizeof args, "run -m %s -p hi", p);
+    expect_bad("value_length too large", args, "attention.value_length 1024", "at most 512");
+
+    /* float hyperparameters: non-finite or meaningless values are refused by key and value */
+    static const struct {
+        const char *key;
+        float value;
+        const char *shown; /* how the message prints the value */
+    } bad_f32[] = {
+        {"gemma3.rope.freq_base", INFINITY, "= inf"},
+        {"gemma3.rope.freq_base", NAN, "nan"},
+        {"gemma3.rope.freq_base", -INFINITY, "= -inf"},
+        {"gemma3.rope.freq_base", 0.5f, "= 0.5"},
+        {"gemma3.rope.freq_base_swa", INFINITY, "= inf"},
+        {"gemma3.rope.freq_base_swa", NAN, "nan"},
+        {"gemma3.attention.layer_norm_rms_epsilon", INFINITY, "= inf"},
+        {"gemma3.attention.layer_norm_rms_epsilon", NAN, "nan"},
+        {"gemma3.attention.layer_norm_rms_epsilon", 0.0f, "= 0"},
+        {"gemma3.rope.scaling.factor", INFINITY, "= inf"},
+        {"gemma3.rope.scaling.factor", NAN, "nan"},
+        {"gemma3.rope.scaling.factor", -2.0f, "= -2"},
+        {"gemma3.final_logit_softcapping", INFINITY, "= inf"},
+        {"gemma3.final_logit_softcapping", NAN, "nan"},
+        {"gemma3.final_logit_softcapping", -30.0f, "= -30"},
+    };
+    for (size_t i = 0; i < sizeof bad_f32 / sizeof bad_f32[0]; i++) {
+        a = s;
+        a.f32_key = bad_f32[i].key;
+        a.f32_value = bad_f32[i].value;
+        p = tiny_file(a, "f32");
+        char what[128], needle[128];
+        snprintf(what, sizeof what, "%s %s", bad_f32[i].key, bad_f32[i].shown);
+        snprintf(needle, sizeof needle, "%s ", bad_f32[i].key);
+        snprintf(args, sizeof args, "run -m %s -p hi -n 2", p);
+        expect_bad(what, args, needle, bad_f32[i].shown);
+    }
+
+    /* NaN/Inf weights: the run ends with an error naming the position, not with garbage */
+    static const struct {
+        const char *tensor;
+        int64_t at; /* -1: every value */
+        float value;
+        rf_type type;
+    } poisons[] = {
+        {"token_embd.weight", 64 * 300 + 5, NAN, RF_TYPE_F32},      /* one logit (tied head) */
+        {"token_embd.weight", 64 * 310 + 1, INFINITY, RF_TYPE_F16}, /* one logit, F16 */
+        {"output_norm.weight", 3, NAN, RF_TYPE_F32},                /* every logit */
+        {"blk.1.ffn_down.weight", -1, INFINITY, RF_TYPE_F16},       /* the residual stream */
+    };
+    for (size_t i = 0; i < sizeof poisons / sizeof poisons[0]; i++) {
+        static const char *const modes[] = {"--temp 0", "--temp 0.7 --top-k 0 --seed 1"};
+        a = s;
+        a.wtype = poisons[i].type;
+        a.poison = poisons[i].tensor;
+        a.poison_at = poisons[i].at;
+        a.poison_value = poisons[i].value;
+        p = tiny_file(a, "nan");
+        for (int k = 0; k < 2; k++) { /* the fused top-k head, and full logits */
+            char what[128];
+            snprintf(what, sizeof what, "%s %s (%s)", isnan(poisons[i].value) ? "NaN" : "Inf",
+                     poisons[i].tensor, modes[k]);
+            snprintf(args, sizeof args, "run -m %s -p abc -n 4 %s", p, modes[k]);
+            expect_bad(what, args, "non-finite logits at position 3", "NaN/Inf");
+        }
+    }
 
     /* prompt longer than the context: refused before any work */
     snprintf(args, sizeof args, "run -m %s -c 8 -p 'abcdefghijklmnop'", good);
@@ -188,6 +306,27 @@ int main(void) {
     expect_bad("unknown option", args, "--bogus", NULL);
     snprintf(args, sizeof args, "run -m %s -p hi -t 0", good);
     expect_bad("zero threads", args, "-t", NULL);
+
+    /* inspect: names and values from the file reach the terminal escaped */
+    a = s;
+    a.odd_key = "evil.\x1b]0;owned\x07\x1b[31m.\xff\xfe.\xc3(.\xc2\x9b"
+                "2J.tab\there";
+    a.odd_value = "v\x1b[0m\xed\xa0\x80\n\x01";
+    a.odd_tensor = "t\x1b[2J\xc0\xaf\x7f\r\xe2\x82";
+    p = tiny_file(a, "names");
+    snprintf(args, sizeof args, "inspect --bw 1 %s", p);
+    char *out = NULL;
+    size_t out_len = 0;
+    int irc = run_capture(args, &out, &out_len);
+    CHECK_MSG(irc == 0, "inspect of odd names: exit %d", irc);
+    long bad = first_unsafe(out, out_len);
+    CHECK_MSG(bad < 0, "inspect printed an unsafe byte 0x%02x at offset %ld: ...%.40s",
+              bad >= 0 ? (unsigned char)out[bad] : 0, bad, bad >= 0 ? out + bad : "");
+    CHECK_MSG(strstr(out, "evil.\\x1b]0;owned\\x07\\x1b[31m.\\xff\\xfe.\\xc3(") != NULL,
+              "key name not escaped as expected:\n%s", out);
+    CHECK_MSG(strstr(out, "t\\x1b[2J\\xc0\\xaf\\x7f\\x0d\\xe2\\x82") != NULL,
+              "tensor name not escaped as expected:\n%s", out);
+    free(out);
 
     /* remove the temp files */
     int rc = system("rm -f /tmp/roofline-cli-*");

@@ -2,7 +2,8 @@
  * batched requests equal solo ones token for token, concurrent submissions from several
  * threads, cancellation (queued and running), the KV budget (admission never overcommits,
  * impossible requests refused), a full queue, stop strings, max_tokens, close with requests in
- * flight, and no slot or budget left behind. */
+ * flight, no slot or budget left behind, and NaN/Inf logits ending only the requests they
+ * poison, with an error. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -30,6 +31,7 @@ typedef struct rec {
     rf_engine *e;          /* for checks made from inside the callback */
     uint64_t cancel_after; /* cancel itself after this many tokens (0: never) */
     int64_t max_reserved;
+    char error[256]; /* the final event's error message, if any */
 } rec;
 
 static void rec_init(rec *r) {
@@ -56,6 +58,7 @@ static void on_event(void *user, const rf_event *ev) {
             rf_engine_cancel(r->e, ev->id); /* from inside a callback: allowed */
     }
     if (ev->finish != RF_FINISH_NONE) {
+        if (ev->error) snprintf(r->error, sizeof r->error, "%s", ev->error);
         r->finish = ev->finish;
         r->finals++;
         r->done = 1;
@@ -359,6 +362,73 @@ static void test_stop_and_args(void) {
     rf_engine_close(e);
 }
 
+/* A model with a NaN in the embedding row of token 300 (the head is untied, so only sequences
+ * that read token 300 get NaN logits): the request that reads it ends with RF_FINISH_ERROR naming
+ * the position, in the same steps as clean requests that finish normally; greedy (fused top-k head)
+ * and temperature sampling (full logits) alike. */
+static void test_nonfinite_logits(void) {
+    tiny_spec s = tiny_default();
+    s.untied = 1;
+    s.poison = "token_embd.weight";
+    s.poison_at = 64 * 300 + 3; /* one value of row 300: its embedding, hence its residual */
+    s.poison_value = NAN;
+    s.odd_key = "general.name";
+    s.odd_value = "nan \x1b]0;x\x07 model";
+    const char *path = tiny_write_file(&s, "engine-nan");
+    CHECK(path != NULL);
+    if (!path) return;
+    static char nan_path[256];
+    snprintf(nan_path, sizeof nan_path, "%s", path);
+    const char *saved = g_model;
+    g_model = nan_path;
+    rf_engine *e = open_engine(4, 0, 16);
+    CHECK(e != NULL);
+    if (e) {
+        rf_engine_info info;
+        rf_engine_get_info(e, &info); /* general.name as a printable excerpt */
+        CHECK_MSG(strcmp(info.model_name, "nan ?]0;x? model") == 0, "model name '%s'",
+                  info.model_name);
+        int32_t clean[5] = {2, 40, 41, 42, 43}, late[6] = {2, 40, 41, 42, 43, 300};
+        int32_t first[2] = {2, 300};
+        rf_request_params greedy8 = greedy(8), hot = greedy(8);
+        hot.temperature = 0.9f;
+        hot.top_k = 0;
+        hot.seed = 5;
+        static rec r[4];
+        rf_error err = {0};
+        const int32_t *prompts[4] = {clean, late, first, clean};
+        const int lens[4] = {5, 6, 2, 5};
+        const rf_request_params *ps[4] = {&greedy8, &greedy8, &hot, &hot};
+        for (int i = 0; i < 4; i++) {
+            rec_init(&r[i]);
+            CHECK(rf_engine_submit(e, prompts[i], lens[i], ps[i], on_event, &r[i], NULL, &err) ==
+                  RF_OK);
+        }
+        for (int i = 0; i < 4; i++) rec_wait(&r[i]);
+        CHECK_MSG(r[0].finish == RF_FINISH_LENGTH && r[0].n == 8, "clean greedy: %s, %d tokens",
+                  rf_finish_name(r[0].finish), r[0].n);
+        CHECK_MSG(r[3].finish == RF_FINISH_LENGTH && r[3].n == 8, "clean sampled: %s, %d tokens",
+                  rf_finish_name(r[3].finish), r[3].n);
+        CHECK_MSG(r[1].finish == RF_FINISH_ERROR && r[1].n == 0 &&
+                      strstr(r[1].error, "non-finite logits at position 5") &&
+                      strstr(r[1].error, "NaN/Inf"),
+                  "poisoned greedy: %s (%s), %d tokens", rf_finish_name(r[1].finish), r[1].error,
+                  r[1].n);
+        CHECK_MSG(r[2].finish == RF_FINISH_ERROR && r[2].n == 0 &&
+                      strstr(r[2].error, "non-finite logits at position 1"),
+                  "poisoned sampled: %s (%s), %d tokens", rf_finish_name(r[2].finish), r[2].error,
+                  r[2].n);
+        for (int i = 0; i < 4; i++) CHECK(r[i].finals == 1);
+        rf_engine_stats st;
+        usleep(20000);
+        rf_engine_get_stats(e, &st);
+        CHECK(st.running == 0 && st.kv_reserved == 0 && st.finished[RF_FINISH_ERROR] == 2);
+        rf_engine_close(e);
+    }
+    g_model = saved;
+    remove(nan_path);
+}
+
 int main(void) {
     tiny_spec s = tiny_default();
     s.wtype = RF_TYPE_Q8_0;
@@ -372,6 +442,7 @@ int main(void) {
     test_cancel();
     test_budget_and_queue();
     test_stop_and_args();
+    test_nonfinite_logits();
     remove(path);
     return check_summary("test_engine");
 }

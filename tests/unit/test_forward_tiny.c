@@ -3,7 +3,7 @@
  * (docs/gemma3.md): embeddings, RMSNorm, q/k norms, NEOX RoPE with per-layer bases, GQA,
  * sliding-window vs global layers, GELU-tanh FFN, tied head. Also: the KV ring buffer (window
  * 4, chunks of 3, 30 positions), batched multi-sequence steps equal to single-sequence ones,
- * truncation, and rf_decode's argument checks.
+ * truncation, rf_decode's argument checks, and NaN/Inf logits flagged per output.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -453,6 +453,81 @@ static void test_top_outputs(void) {
     free(buf);
 }
 
+/* rf_context_output_finite: false exactly for the outputs with a NaN or an infinity anywhere
+ * among their logits, in every output mode (fused top-k head, full logits, mixed batches). A
+ * single NaN logit is not among the best ones (NaN loses every comparison), so only a check of
+ * every value finds it. */
+static void test_nonfinite_outputs(void) {
+    static const struct {
+        const char *what;
+        rf_type wtype;
+        int untied;
+        int64_t at; /* poisoned value of token_embd.weight (row 300), -1: none */
+        float value;
+        int finite[3]; /* expected per sequence; sequence 1 reads token 300 */
+    } cases[] = {
+        {"clean", RF_TYPE_F32, 0, -1, 0, {1, 1, 1}},
+        {"tied, one NaN weight: one NaN logit in every row",
+         RF_TYPE_F32,
+         0,
+         64 * 300 + 7,
+         NAN,
+         {0, 0, 0}},
+        {"tied, one Inf weight (F16)", RF_TYPE_F16, 0, 64 * 300 + 7, INFINITY, {0, 0, 0}},
+        {"untied, NaN input row: only its sequence", RF_TYPE_F32, 1, 64 * 300 + 7, NAN, {1, 0, 1}},
+        {"untied, Inf input row (F16): only its sequence",
+         RF_TYPE_F16,
+         1,
+         64 * 300 + 7,
+         INFINITY,
+         {1, 0, 1}},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        tiny_spec s = tiny_default();
+        s.wtype = cases[ci].wtype;
+        s.untied = cases[ci].untied;
+        if (cases[ci].at >= 0) {
+            s.poison = "token_embd.weight";
+            s.poison_at = cases[ci].at;
+            s.poison_value = cases[ci].value;
+        }
+        void *buf = NULL;
+        rf_model *m = load_tiny(&s, &buf);
+        CHECK(m != NULL);
+        if (!m) continue;
+        rf_context_params cp = rf_context_default_params();
+        cp.n_ctx = 16;
+        cp.n_batch = 4;
+        cp.n_seq = 3;
+        cp.n_top = 8;
+        cp.n_threads = 2;
+        rf_context *c = NULL;
+        rf_error err = {0};
+        CHECK(rf_context_new(m, &cp, &c, &err) == RF_OK);
+        if (!c) {
+            rf_model_free(m);
+            continue;
+        }
+        int32_t tok[3] = {30, 300, 50}, pos[3] = {0, 0, 0}, seq[3] = {0, 1, 2};
+        const int8_t modes[3][3] = {{RF_OUT_TOP, RF_OUT_TOP, RF_OUT_TOP},
+                                    {RF_OUT_LOGITS, RF_OUT_LOGITS, RF_OUT_LOGITS},
+                                    {RF_OUT_TOP, RF_OUT_LOGITS, RF_OUT_TOP}};
+        for (int v = 0; v < 3; v++) {
+            for (int i = 0; i < 3; i++) rf_context_seq_reset(c, i);
+            rf_batch b = {3, tok, pos, seq, modes[v]};
+            CHECK(rf_decode(c, &b, &err) == RF_OK);
+            for (int i = 0; i < 3; i++)
+                CHECK_MSG(rf_context_output_finite(c, i) == (cases[ci].finite[i] != 0),
+                          "%s, modes %d, sequence %d: finite %d, want %d", cases[ci].what, v, i,
+                          rf_context_output_finite(c, i), cases[ci].finite[i]);
+            CHECK(!rf_context_output_finite(c, 3) && !rf_context_output_finite(c, -1));
+        }
+        rf_context_free(c);
+        rf_model_free(m);
+        free(buf);
+    }
+}
+
 int main(void) {
     /* Tolerances: ~3x the error seen (f16 KV cache, GELU through f16, and for the quantized
      * types 8-bit activations make the difference from the double-precision reference). */
@@ -466,5 +541,6 @@ int main(void) {
     test_batched_equals_single();
     test_decode_checks_and_truncate();
     test_top_outputs();
+    test_nonfinite_outputs();
     return check_summary("test_forward_tiny");
 }

@@ -691,6 +691,9 @@ static rf_gguf *getter_file(void **buf) {
     kv = scalar_kv("g.i64.7", RF_GGUF_I64);
     kv.v.i = 7;
     ok = ok && !rf_gguf_writer_copy_kv(w, &kv, &err);
+    kv = scalar_kv("g.i64.min", RF_GGUF_I64);
+    kv.v.i = INT64_MIN;
+    ok = ok && !rf_gguf_writer_copy_kv(w, &kv, &err);
     ok = ok && !rf_gguf_writer_add_f32(w, "g.f32", -1.5f, &err);
     kv = scalar_kv("g.f64", RF_GGUF_F64);
     kv.v.f = 0.1;
@@ -747,45 +750,58 @@ static void test_getters(void) {
     rf_str s;
     const rf_gguf_kv *arr;
 
-    /* u32 from every integer width, range-checked. */
+    /* u32 from every integer width, range-checked; a value out of range is shown as stored. */
     static const struct {
         const char *key;
         bool ok;
         uint32_t v;
-    } u32s[] = {{"g.u8", true, 200},          {"g.i8", false, 0},
-                {"g.u16", true, 60000},       {"g.i16", false, 0},
-                {"g.u32", true, 4000000000u}, {"g.i32", false, 0},
-                {"g.i32.pos", true, 5},       {"g.u64.big", false, 0},
-                {"g.u64.small", true, 5},     {"g.u64.u32max", true, UINT32_MAX},
-                {"g.u64.u32max+1", false, 0}, {"g.u64.max", false, 0},
-                {"g.i64.neg", false, 0},      {"g.i64.7", true, 7}};
+        const char *shown; /* in the message when !ok */
+    } u32s[] = {{"g.u8", true, 200, NULL},
+                {"g.i8", false, 0, "value -100 "},
+                {"g.u16", true, 60000, NULL},
+                {"g.i16", false, 0, "value -30000 "},
+                {"g.u32", true, 4000000000u, NULL},
+                {"g.i32", false, 0, "value -2000000000 "},
+                {"g.i32.pos", true, 5, NULL},
+                {"g.u64.big", false, 0, "value 1099511627776 "},
+                {"g.u64.small", true, 5, NULL},
+                {"g.u64.u32max", true, UINT32_MAX, NULL},
+                {"g.u64.u32max+1", false, 0, "value 4294967296 "},
+                {"g.u64.max", false, 0, "value 18446744073709551615 "},
+                {"g.i64.neg", false, 0, "value -1 "},
+                {"g.i64.min", false, 0, "value -9223372036854775808 "},
+                {"g.i64.7", true, 7, NULL}};
     for (size_t k = 0; k < sizeof u32s / sizeof u32s[0]; k++) {
         u = 12345;
         rf_status st = rf_gguf_get_u32(g, u32s[k].key, true, &u, &err);
         EXPECT_GET(st, u32s[k].ok ? RF_OK : RF_ERR_MODEL, u32s[k].key, "out of range");
+        if (!u32s[k].ok) EXPECT_GET(st, RF_ERR_MODEL, u32s[k].key, u32s[k].shown);
         CHECK_MSG(u == (u32s[k].ok ? u32s[k].v : 12345u), "%s: %u", u32s[k].key, u);
     }
     static const struct {
         const char *key;
         bool ok;
         int32_t v;
-    } i32s[] = {{"g.u8", true, 200},
-                {"g.i8", true, -100},
-                {"g.u16", true, 60000},
-                {"g.i16", true, -30000},
-                {"g.u32", false, 0},
-                {"g.i32", true, -2000000000},
-                {"g.u64.big", false, 0},
-                {"g.u64.2^31", false, 0},
-                {"g.u64.2^31-1", true, INT32_MAX},
-                {"g.u64.max", false, 0},
-                {"g.i64.min32", true, INT32_MIN},
-                {"g.i64.below", false, 0},
-                {"g.i64.neg", true, -1}};
+        const char *shown;
+    } i32s[] = {{"g.u8", true, 200, NULL},
+                {"g.i8", true, -100, NULL},
+                {"g.u16", true, 60000, NULL},
+                {"g.i16", true, -30000, NULL},
+                {"g.u32", false, 0, "value 4000000000 "},
+                {"g.i32", true, -2000000000, NULL},
+                {"g.u64.big", false, 0, "value 1099511627776 "},
+                {"g.u64.2^31", false, 0, "value 2147483648 "},
+                {"g.u64.2^31-1", true, INT32_MAX, NULL},
+                {"g.u64.max", false, 0, "value 18446744073709551615 "},
+                {"g.i64.min32", true, INT32_MIN, NULL},
+                {"g.i64.below", false, 0, "value -2147483649 "},
+                {"g.i64.min", false, 0, "value -9223372036854775808 "},
+                {"g.i64.neg", true, -1, NULL}};
     for (size_t k = 0; k < sizeof i32s / sizeof i32s[0]; k++) {
         i = 12345;
         rf_status st = rf_gguf_get_i32(g, i32s[k].key, false, &i, &err);
         EXPECT_GET(st, i32s[k].ok ? RF_OK : RF_ERR_MODEL, i32s[k].key, "out of range");
+        if (!i32s[k].ok) EXPECT_GET(st, RF_ERR_MODEL, i32s[k].key, i32s[k].shown);
         CHECK_MSG(i == (i32s[k].ok ? i32s[k].v : 12345), "%s: %d", i32s[k].key, i);
     }
     /* Non-integers into integers. */

@@ -412,6 +412,250 @@ static void test_big_inputs(void) {
     rf_tokenizer_free(t);
 }
 
+/* ---- special-token splitting: a reference, and its cost on hostile vocabularies --------- */
+
+/* A vocabulary of <unk> <bos> <eos>, the letters a-d and the given tokens (texts of any length,
+ * NUL-free), for the split tests. Returns NULL (and fails a check) when it is refused. */
+static rf_tokenizer *make_split_vocab(char *const *texts, const int32_t *types, size_t n) {
+    size_t total = 7 + n;
+    rf_str *toks = xmalloc(total * sizeof *toks);
+    int32_t *ty = xmalloc(total * sizeof *ty);
+    static const char *const head[] = {"<unk>", "<bos>", "<eos>", "a", "b", "c", "d"};
+    static const int32_t head_ty[] = {
+        RF_TOKEN_UNKNOWN, RF_TOKEN_CONTROL, RF_TOKEN_CONTROL, 1, 1, 1, 1};
+    for (size_t i = 0; i < 7; i++) {
+        toks[i] = (rf_str){head[i], strlen(head[i])};
+        ty[i] = head_ty[i];
+    }
+    for (size_t i = 0; i < n; i++) {
+        toks[7 + i] = (rf_str){texts[i], strlen(texts[i])};
+        ty[7 + i] = types[i];
+    }
+    rf_tokenizer_desc d = rf_tokenizer_desc_init();
+    d.name = "split";
+    d.model = "llama";
+    d.n_tokens = d.n_types = total;
+    d.tokens = toks;
+    d.types = ty;
+    d.unk = 0;
+    d.bos = 1;
+    d.eos = 2;
+    d.add_space_prefix = 0;
+    rf_tokenizer *t = NULL;
+    rf_error err = {0};
+    CHECK_MSG(rf_tokenizer_from_desc(&d, &t, &err) == RF_OK, "split vocabulary: %s", err.msg);
+    free(toks);
+    free(ty);
+    return t;
+}
+
+static bool split_eligible(const rf_tokenizer *t, int32_t id, bool parse_special) {
+    uint32_t a = rf_tok_attr(t, id);
+    if (parse_special)
+        return (a & (RF_TOKATTR_CONTROL | RF_TOKATTR_USER_DEFINED | RF_TOKATTR_UNKNOWN)) != 0;
+    return (a & RF_TOKATTR_USER_DEFINED) && !(a & (RF_TOKATTR_CONTROL | RF_TOKATTR_UNKNOWN));
+}
+
+/* The rule, spelt out slowly (llama.cpp's order, as tokenizer.c describes it): special-token
+ * lengths longest first; at each length, left to right, every occurrence of an eligible token of
+ * that length that lies wholly in text not taken yet is taken. */
+static size_t reference_split(const rf_tokenizer *t, const char *s, size_t n, bool ps,
+                              rf_tok_region *out) {
+    uint8_t *taken = calloc(n + 1, 1);
+    size_t n_out = 0, max_len = 0;
+    for (int32_t id = 0; id < rf_tokenizer_n_vocab(t); id++) {
+        uint32_t len;
+        rf_tok_text(t, id, &len);
+        if (split_eligible(t, id, true) && len > max_len) max_len = len;
+    }
+    for (size_t L = max_len; L >= 1; L--) {
+        for (size_t p = 0; p + L <= n;) {
+            bool free_run = true;
+            for (size_t k = 0; k < L && free_run; k++) free_run = !taken[p + k];
+            int32_t id = free_run ? rf_tok_lookup(t, s + p, L) : -1;
+            if (id >= 0 && split_eligible(t, id, ps)) {
+                memset(taken + p, 1, L);
+                out[n_out++] = (rf_tok_region){p, L, id};
+                p += L;
+            } else {
+                p++;
+            }
+        }
+    }
+    free(taken);
+    /* sort by start (insertion: the reference is for small texts) */
+    for (size_t i = 1; i < n_out; i++)
+        for (size_t j = i; j > 0 && out[j].start < out[j - 1].start; j--) {
+            rf_tok_region tmp = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = tmp;
+        }
+    return n_out;
+}
+
+/* Random vocabularies of overlapping special tokens over a 4-letter alphabet, random texts: the
+ * split equals the reference, with and without parse_special. */
+static void test_split_reference(void) {
+    uint64_t rs = 0x5eed;
+    int mismatches = 0, cases = 0;
+    for (int round = 0; round < 300; round++) {
+        size_t n_sp = 1 + rng_next(&rs) % 24;
+        char *texts[24];
+        int32_t types[24];
+        size_t k = 0;
+        static const int32_t kinds[] = {RF_TOKEN_CONTROL, RF_TOKEN_USER_DEFINED, RF_TOKEN_NORMAL,
+                                        RF_TOKEN_USER_DEFINED};
+        while (k < n_sp) {
+            size_t len = 2 + rng_next(&rs) % (round % 3 == 0 ? 30 : 7);
+            char *txt = xmalloc(len + 1);
+            for (size_t i = 0; i < len; i++) txt[i] = (char)('a' + rng_next(&rs) % 3);
+            txt[len] = 0;
+            bool dup = false;
+            for (size_t j = 0; j < k && !dup; j++) dup = strcmp(texts[j], txt) == 0;
+            if (dup) {
+                free(txt);
+                n_sp--;
+                continue;
+            }
+            texts[k] = txt;
+            types[k++] = kinds[rng_next(&rs) % 4];
+        }
+        rf_tokenizer *t = make_split_vocab(texts, types, k);
+        for (int it = 0; t && it < 20; it++) {
+            /* text: random letters with copies of the special texts spliced in */
+            char s[400];
+            size_t n = 0, want = rng_next(&rs) % 300;
+            while (n < want) {
+                if (k && rng_next(&rs) % 3 == 0) {
+                    const char *x = texts[rng_next(&rs) % k];
+                    size_t xl = strlen(x);
+                    if (n + xl > sizeof s) break;
+                    memcpy(s + n, x, xl);
+                    n += xl;
+                } else {
+                    s[n++] = (char)('a' + rng_next(&rs) % 4);
+                }
+            }
+            for (int ps = 0; ps < 2; ps++) {
+                rf_tok_region ref[400], *got = NULL;
+                size_t n_ref = reference_split(t, s, n, ps, ref), n_got = 0;
+                rf_error err = {0};
+                rf_status st = rf_tok_split_specials(t, s, n, ps, &got, &n_got, NULL, &err);
+                bool same = st == RF_OK && n_got == n_ref;
+                for (size_t i = 0; same && i < n_got; i++)
+                    same = got[i].start == ref[i].start && got[i].len == ref[i].len &&
+                           got[i].id == ref[i].id;
+                mismatches += !same;
+                cases++;
+                if (!same && mismatches <= 3)
+                    fprintf(stderr, "split mismatch: round %d, text %.*s (ps %d): %zu vs %zu\n",
+                            round, (int)n, s, ps, n_got, n_ref);
+                free(got);
+            }
+        }
+        rf_tokenizer_free(t);
+        for (size_t i = 0; i < k; i++) free(texts[i]);
+    }
+    CHECK_MSG(mismatches == 0, "%d of %d splits differ from the reference", mismatches, cases);
+}
+
+/* Hostile special tokens: one of 200 kB, a ladder of 240 lengths. The matcher's work (counted
+ * steps, not time: a time bound would be flaky) stays within a small multiple of the text
+ * length; before it was linear it walked the text once per position as far as the 200 kB token
+ * matched: 100 kB of prompt took ~5e9 steps (39 s). bench/tokenize_hostile.sh times it. */
+static void test_split_work(void) {
+    enum { BIG = 200000, TEXT = 100000, LADDER = 240 };
+    char *big = xmalloc(BIG + 1);
+    memset(big, 'a', BIG);
+    big[BIG] = 0;
+    char *ladder[LADDER + 1];
+    int32_t types[LADDER + 1];
+    ladder[0] = big;
+    types[0] = RF_TOKEN_USER_DEFINED;
+    for (int k = 1; k <= LADDER; k++) { /* "e" .. "eee...e" (240): user-defined when odd */
+        ladder[k] = xmalloc((size_t)k + 1);
+        memset(ladder[k], 'e', (size_t)k);
+        ladder[k][k] = 0;
+        types[k] = k % 2 ? RF_TOKEN_USER_DEFINED : RF_TOKEN_CONTROL;
+    }
+    rf_tokenizer *t = make_split_vocab(ladder, types, LADDER + 1);
+    char *text = xmalloc(2 * BIG + 2);
+    static const struct {
+        const char *what;
+        int shape;
+        size_t regions[2]; /* expected without and with parse_special */
+    } cases[] = {
+        {"100 kB prefix of the 200 kB token", 0, {0, 0}},
+        {"the 200 kB token twice", 1, {2, 2}},
+        /* 416 x 240 + 160; without control tokens 418 x 239 + 97 + 1 */
+        {"100 kB of the ladder's letter", 2, {420, 417}},
+    };
+    for (size_t ci = 0; t && ci < sizeof cases / sizeof cases[0]; ci++) {
+        size_t n = 0;
+        if (cases[ci].shape == 0) {
+            memset(text, 'a', TEXT);
+            n = TEXT;
+        } else if (cases[ci].shape == 1) {
+            memcpy(text, big, BIG);
+            text[BIG] = 'd';
+            memcpy(text + BIG + 1, big, BIG);
+            n = 2 * BIG + 1;
+        } else {
+            memset(text, 'e', TEXT);
+            n = TEXT;
+        }
+        for (int ps = 0; ps < 2; ps++) {
+            rf_tok_region *regs = NULL;
+            size_t n_regs = 0;
+            uint64_t work = 0;
+            rf_error err = {0};
+            rf_status st = rf_tok_split_specials(t, text, n, ps, &regs, &n_regs, &work, &err);
+            CHECK_MSG(st == RF_OK, "%s: %s", cases[ci].what, err.msg);
+            CHECK_MSG(n_regs == cases[ci].regions[ps], "%s (parse_special %d): %zu regions",
+                      cases[ci].what, ps, n_regs);
+            fprintf(stderr, "  split work: %-36s ps=%d: %llu steps for %zu bytes (%.2f/byte)\n",
+                    cases[ci].what, ps, (unsigned long long)work, n, (double)work / (double)n);
+            CHECK_MSG(work <= 32 * (uint64_t)n, "%s (parse_special %d): %llu steps for %zu bytes",
+                      cases[ci].what, ps, (unsigned long long)work, n);
+            free(regs);
+        }
+    }
+    free(text);
+    rf_tokenizer_free(t);
+    for (int k = 0; k <= LADDER; k++) free(ladder[k]);
+
+    /* What the automaton may hold is bounded (it takes ~50 bytes per byte of special text): one
+     * byte past RF_TOK_MAX_SPECIAL_BYTES in all is refused by name, exactly that much loads. */
+    size_t cap = RF_TOK_MAX_SPECIAL_BYTES - 10; /* + "<bos>" "<eos>" */
+    for (int extra = 0; extra < 2; extra++) {
+        char *huge = xmalloc(cap + 2);
+        memset(huge, 'a', cap + (size_t)extra);
+        huge[cap + (size_t)extra] = 0;
+        rf_str toks[4] = {{"<bos>", 5}, {"<eos>", 5}, {"a", 1}, {huge, cap + (size_t)extra}};
+        int32_t ty[4] = {RF_TOKEN_CONTROL, RF_TOKEN_CONTROL, RF_TOKEN_NORMAL,
+                         RF_TOKEN_USER_DEFINED};
+        rf_tokenizer_desc d = rf_tokenizer_desc_init();
+        d.name = "huge";
+        d.model = "llama";
+        d.n_tokens = d.n_types = 4;
+        d.tokens = toks;
+        d.types = ty;
+        d.bos = 0;
+        d.eos = 1;
+        rf_tokenizer *h = NULL;
+        rf_error err = {0};
+        rf_status st = rf_tokenizer_from_desc(&d, &h, &err);
+        if (extra)
+            CHECK_MSG(st == RF_ERR_MODEL && !h && strstr(err.msg, "huge: the special tokens") &&
+                          strstr(err.msg, "16777217 bytes"),
+                      "%s", err.msg);
+        else
+            CHECK_MSG(st == RF_OK && h, "%s", err.msg);
+        rf_tokenizer_free(h);
+        free(huge);
+    }
+}
+
 static void test_desc_errors(void) {
     rf_str toks[3] = {{"a", 1}, {"<0x-1>", 6}, {"b", 1}};
     int32_t types[3] = {1, 6, 1};
@@ -478,6 +722,11 @@ typedef struct gguf_vocab {
     const int32_t *types;
     uint64_t n_types;
     int64_t bos; /* -1: absent */
+    /* one more special-id key (e.g. tokenizer.ggml.padding_token_id) of any integer type, with
+     * its stored value: raw bits (v.u or v.i), or NULL */
+    const char *id_key;
+    rf_gguf_type id_type;
+    uint64_t id_bits;
 } gguf_vocab;
 
 static rf_status load_gguf_vocab(const gguf_vocab *v, rf_error *err) {
@@ -499,7 +748,16 @@ static rf_status load_gguf_vocab(const gguf_vocab *v, rf_error *err) {
     if (v->bos >= 0)
         ok = ok && rf_gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)v->bos,
                                           &werr) == RF_OK;
-    ok = ok && rf_gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", 1, &werr) == RF_OK;
+    if (!v->id_key || strcmp(v->id_key, "tokenizer.ggml.eos_token_id") != 0)
+        ok = ok && rf_gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", 1, &werr) == RF_OK;
+    if (v->id_key) {
+        rf_gguf_kv kv;
+        memset(&kv, 0, sizeof kv);
+        kv.key = (rf_str){v->id_key, strlen(v->id_key)};
+        kv.type = v->id_type;
+        kv.v.u = v->id_bits;
+        ok = ok && rf_gguf_writer_copy_kv(w, &kv, &werr) == RF_OK;
+    }
     ok = ok && rf_gguf_writer_add_bool(w, "tokenizer.ggml.add_space_prefix", false, &werr) == 0;
     void *buf = NULL;
     size_t size = 0;
@@ -530,7 +788,7 @@ static void test_gguf_errors(void) {
     const char *toks[] = {"<unk>", "<eos>", "<bos>", "a", "b", "<0x41>", "ab"};
     const float scores[] = {0, 0, 0, -1, -1, 0, -0.5f};
     const int32_t types[] = {2, 3, 3, 1, 1, 6, 1};
-    gguf_vocab good = {"llama", toks, 7, scores, 7, types, 7, 2};
+    gguf_vocab good = {"llama", toks, 7, scores, 7, types, 7, 2, NULL, RF_GGUF_U32, 0};
     rf_error err = {0};
     CHECK_MSG(load_gguf_vocab(&good, &err) == RF_OK, "%s", err.msg);
 
@@ -544,6 +802,44 @@ static void test_gguf_errors(void) {
     v.bos = 7; /* out of range */
     CHECK(load_gguf_vocab(&v, &err) == RF_ERR_MODEL);
     CHECK_MSG(strstr(err.msg, "tokenizer.ggml.bos_token_id") != NULL, "%s", err.msg);
+
+    /* special ids out of range are shown exactly as stored, whatever their integer type */
+    static const struct {
+        const char *key;
+        rf_gguf_type type;
+        uint64_t bits;
+        const char *shown;
+    } bad_ids[] = {
+        {"tokenizer.ggml.padding_token_id", RF_GGUF_I64, (uint64_t)INT64_MIN,
+         "'tokenizer.ggml.padding_token_id' = -9223372036854775808 "},
+        {"tokenizer.ggml.padding_token_id", RF_GGUF_I64, (uint64_t)-1,
+         "'tokenizer.ggml.padding_token_id' = -1 "},
+        {"tokenizer.ggml.padding_token_id", RF_GGUF_I64, (uint64_t)INT64_MAX,
+         "'tokenizer.ggml.padding_token_id' = 9223372036854775807 "},
+        {"tokenizer.ggml.unknown_token_id", RF_GGUF_U64, UINT64_MAX,
+         "'tokenizer.ggml.unknown_token_id' = 18446744073709551615 "},
+        {"tokenizer.ggml.unknown_token_id", RF_GGUF_U64, 1ull << 63,
+         "'tokenizer.ggml.unknown_token_id' = 9223372036854775808 "},
+        {"tokenizer.ggml.eos_token_id", RF_GGUF_I32, (uint64_t)(int64_t)INT32_MIN,
+         "'tokenizer.ggml.eos_token_id' = -2147483648 "},
+        {"tokenizer.ggml.eot_token_id", RF_GGUF_U32, 7, "'tokenizer.ggml.eot_token_id' = 7 "},
+        {"tokenizer.ggml.eom_token_id", RF_GGUF_I8, (uint64_t)-128,
+         "'tokenizer.ggml.eom_token_id' = -128 "},
+    };
+    for (size_t i = 0; i < sizeof bad_ids / sizeof bad_ids[0]; i++) {
+        v = good;
+        v.id_key = bad_ids[i].key;
+        v.id_type = bad_ids[i].type;
+        v.id_bits = bad_ids[i].bits;
+        CHECK(load_gguf_vocab(&v, &err) == RF_ERR_MODEL);
+        CHECK_MSG(strstr(err.msg, bad_ids[i].shown) && strstr(err.msg, "out of range"), "%s",
+                  err.msg);
+    }
+    v = good;
+    v.id_key = "tokenizer.ggml.padding_token_id";
+    v.id_type = RF_GGUF_I64;
+    v.id_bits = 6; /* the last id: fine */
+    CHECK_MSG(load_gguf_vocab(&v, &err) == RF_OK, "%s", err.msg);
 
     v = good;
     v.n_scores = 6; /* shorter than tokens */
@@ -559,6 +855,21 @@ static void test_gguf_errors(void) {
     v.model = "gpt2";
     CHECK(load_gguf_vocab(&v, &err) == RF_ERR_UNSUPPORTED);
     CHECK_MSG(strstr(err.msg, "tokenizer.ggml.model") && strstr(err.msg, "gpt2"), "%s", err.msg);
+
+    v = good;
+    v.model = "gp\x1b[2Jt2\xc3"; /* the file's bytes reach the message as a printable excerpt */
+    CHECK(load_gguf_vocab(&v, &err) == RF_ERR_UNSUPPORTED);
+    CHECK_MSG(strstr(err.msg, "unsupported tokenizer model 'gp?[2Jt2?'"), "%s", err.msg);
+    const char *dup_ctl[] = {"<unk>", "<eos>", "<bos>", "a\x1b[0m", "a\x1b[0m", "<0x41>", "ab"};
+    v = good;
+    v.tokens = dup_ctl;
+    CHECK(load_gguf_vocab(&v, &err) == RF_ERR_MODEL);
+    CHECK_MSG(strstr(err.msg, "have the same text 'a?[0m'"), "%s", err.msg);
+    const char *bad_byte_ctl[] = {"<unk>", "<eos>", "<bos>", "a", "b", "<\x1b[1m>", "ab"};
+    v = good;
+    v.tokens = bad_byte_ctl;
+    CHECK(load_gguf_vocab(&v, &err) == RF_ERR_MODEL);
+    CHECK_MSG(strstr(err.msg, "its text '<?[1m>' is not <0xHH>"), "%s", err.msg);
 
     v = good;
     v.model = NULL;
@@ -837,6 +1148,8 @@ int main(void) {
     test_spaces_and_bytes();
     test_specials();
     test_big_inputs();
+    test_split_reference();
+    test_split_work();
     test_desc_errors();
     test_gguf_errors();
     if (g_check_failures) return check_summary("test_tokenizer");

@@ -6,6 +6,10 @@
  * The vocabulary: <pad> <eos> <bos> <unk> (control), <start_of_turn> <end_of_turn> (control),
  * the 256 byte tokens <0x00>..<0xFF>, then single letters a-z and "▁" words, padded with
  * normal tokens "tokN" up to n_vocab.
+ *
+ * Hostile variants (fields after seed, zero by default): a tensor dropped, reshaped or folded to
+ * 2-D, an odd value_length, extra keys or tensors with arbitrary names, a float hyperparameter
+ * overridden (NaN, inf, ...), NaN/Inf poured into a tensor's values, and an untied output head.
  */
 #ifndef RF_TEST_TINY_MODEL_H
 #define RF_TEST_TINY_MODEL_H
@@ -27,10 +31,32 @@ typedef struct tiny_spec {
     const char *drop;    /* a tensor name to leave out, or NULL */
     const char *reshape; /* a tensor name to give a wrong shape, or NULL */
     uint64_t seed;
+    const char *fold;       /* a 1-D tensor to write as 2-D [n/2, 2] (same values), or NULL */
+    int head_dim_v;         /* attention.value_length when not 0 (else head_dim) */
+    const char *odd_key;    /* an extra string key with this name and odd_value, or NULL */
+    const char *odd_value;  /* NULL: "x" */
+    const char *odd_tensor; /* an extra 1-D F32 tensor of 8 values with this name, or NULL */
+    const char *f32_key;    /* a float key ("gemma3." included) written as f32_value, or NULL */
+    float f32_value;
+    const char *poison; /* a tensor whose values become poison_value before encoding, or NULL */
+    int64_t poison_at;  /* the value's index (row-major); -1: every value */
+    float poison_value; /* NAN or INFINITY (F32 and F16 keep them) */
+    int untied;         /* 1: an output.weight of its own (else the head is token_embd) */
 } tiny_spec;
 
 static inline tiny_spec tiny_default(void) {
-    tiny_spec s = {320, 64, 3, 96, 2, 1, 32, 4, 128, RF_TYPE_F32, "gemma3", NULL, NULL, 1};
+    tiny_spec s = {.n_vocab = 320,
+                   .n_embd = 64,
+                   .n_layer = 3,
+                   .n_ff = 96,
+                   .n_head = 2,
+                   .n_head_kv = 1,
+                   .head_dim = 32,
+                   .window = 4,
+                   .n_ctx_train = 128,
+                   .wtype = RF_TYPE_F32,
+                   .arch = "gemma3",
+                   .seed = 1};
     return s;
 }
 
@@ -41,11 +67,20 @@ static inline int tiny_add(rf_gguf_writer *w, const tiny_spec *s, const char *na
     if (s->drop && strcmp(s->drop, name) == 0) return 0;
     uint64_t ne[2] = {ne0, ne1};
     if (s->reshape && strcmp(s->reshape, name) == 0) ne[0] = ne0 * 2; /* wrong shape */
+    if (s->fold && strcmp(s->fold, name) == 0 && n_dims == 1) {       /* same values, 2-D */
+        n_dims = 2;
+        ne[0] = ne0 / 2;
+        ne[1] = 2;
+    }
     size_t n = (size_t)(ne[0] * (n_dims > 1 ? ne[1] : 1));
     float *x = malloc(n * sizeof *x);
     size_t bytes = rf_type_row_bytes(type, ne[0]) * (n_dims > 1 ? ne[1] : 1);
     void *q = malloc(bytes);
     for (size_t i = 0; i < n; i++) x[i] = offset + scale * rng_sym(st);
+    if (s->poison && strcmp(s->poison, name) == 0) {
+        for (size_t i = 0; i < n; i++)
+            if (s->poison_at < 0 || (size_t)s->poison_at == i) x[i] = s->poison_value;
+    }
     size_t row = rf_type_row_bytes(type, ne[0]);
     for (uint64_t r = 0; r < (n_dims > 1 ? ne[1] : 1); r++)
         rf_ref_quantize_row(type, x + r * ne[0], (uint8_t *)q + r * row, (int64_t)ne[0]);
@@ -73,9 +108,21 @@ static inline int tiny_build(const tiny_spec *s, void **buf, size_t *size) {
     rf_gguf_writer_add_u32(w, KEY("attention.head_count"), (uint32_t)s->n_head, &err);
     rf_gguf_writer_add_u32(w, KEY("attention.head_count_kv"), (uint32_t)s->n_head_kv, &err);
     rf_gguf_writer_add_u32(w, KEY("attention.key_length"), (uint32_t)s->head_dim, &err);
-    rf_gguf_writer_add_u32(w, KEY("attention.value_length"), (uint32_t)s->head_dim, &err);
-    rf_gguf_writer_add_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-6f, &err);
-    rf_gguf_writer_add_f32(w, KEY("rope.freq_base"), 1e6f, &err);
+    rf_gguf_writer_add_u32(w, KEY("attention.value_length"),
+                           (uint32_t)(s->head_dim_v ? s->head_dim_v : s->head_dim), &err);
+    int f32_done = 0;
+#define F32(k, v)                                                                                  \
+    do {                                                                                           \
+        const char *k_ = KEY(k);                                                                   \
+        int over_ = s->f32_key && strcmp(s->f32_key, k_) == 0;                                     \
+        f32_done |= over_;                                                                         \
+        rf_gguf_writer_add_f32(w, k_, over_ ? s->f32_value : (v), &err);                           \
+    } while (0)
+    F32("attention.layer_norm_rms_epsilon", 1e-6f);
+    F32("rope.freq_base", 1e6f);
+#undef F32
+    if (s->f32_key && !f32_done) rf_gguf_writer_add_f32(w, s->f32_key, s->f32_value, &err);
+    if (s->odd_key) rf_gguf_writer_add_str(w, s->odd_key, s->odd_value ? s->odd_value : "x", &err);
     rf_gguf_writer_add_u32(w, KEY("attention.sliding_window"), (uint32_t)s->window, &err);
     rf_gguf_writer_add_u32(w, KEY("attention.sliding_window_pattern"), 3, &err);
 #undef KEY
@@ -133,6 +180,8 @@ static inline int tiny_build(const tiny_spec *s, void **buf, size_t *size) {
     int rc = 0;
     rc |= tiny_add(w, s, "token_embd.weight", s->wtype, 2, (uint64_t)E, (uint64_t)nv, 0.5f, 0, &st);
     rc |= tiny_add(w, s, "output_norm.weight", RF_TYPE_F32, 1, (uint64_t)E, 1, 0.2f, 1.0f, &st);
+    if (s->untied)
+        rc |= tiny_add(w, s, "output.weight", s->wtype, 2, (uint64_t)E, (uint64_t)nv, 0.5f, 0, &st);
     for (int il = 0; il < s->n_layer; il++) {
         char n[64];
 #define T(name, type, nd, a, b, sc, off)                                                           \
@@ -153,6 +202,7 @@ static inline int tiny_build(const tiny_spec *s, void **buf, size_t *size) {
         T("post_ffw_norm", RF_TYPE_F32, 1, E, 1, 0.2f, 1.0f);
 #undef T
     }
+    if (s->odd_tensor) rc |= tiny_add(w, s, s->odd_tensor, RF_TYPE_F32, 1, 8, 1, 1.0f, 0, &st);
     if (!rc) rc = rf_gguf_writer_to_memory(w, buf, size, &err);
     rf_gguf_writer_free(w);
     return rc;
