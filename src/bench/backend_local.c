@@ -16,6 +16,7 @@
 
 #include "bench/backend.h"
 #include "engine/toolcall.h"
+#include "model/registry.h"
 #include "roofline/engine.h"
 #include "util/clock.h"
 
@@ -44,24 +45,26 @@ typedef struct local_ev {
     char text[]; /* len bytes, then an error message when finish == ERROR */
 } local_ev;
 
-static const char *default_model(void) {
-    const char *env = getenv("ROOFLINE_MODEL");
-    return env && *env ? env : ROOFLINE_DEFAULT_MODEL;
-}
-
 static rf_status local_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend **out,
                             rf_error *err) {
     (void)loop;
     local_backend *b = calloc(1, sizeof *b);
     if (!b) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-    const char *path = cfg->uri[5] == ':' && cfg->uri[6] ? cfg->uri + 6 : default_model();
+    /* local, local:NAME (an embedded model) or local:PATH: the one resolver every verb uses */
+    char path[4096];
+    rf_status st = rf_model_resolve(cfg->uri[5] == ':' && cfg->uri[6] ? cfg->uri + 6 : NULL, path,
+                                    sizeof path, err);
+    if (st) {
+        free(b);
+        return st;
+    }
     rf_engine_params p = rf_engine_default_params();
     p.model_path = path;
     p.n_threads = cfg->threads;
     if (cfg->max_seqs) p.max_seqs = cfg->max_seqs;
     p.n_ctx = cfg->n_ctx;
     p.max_queue = 4096;
-    rf_status st = rf_engine_open(&p, &b->e, err);
+    st = rf_engine_open(&p, &b->e, err);
     if (st) {
         free(b);
         return st;

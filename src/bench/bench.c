@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include "bench/records.h"
-#include "bench/report.h"
 #include "bench/runfile.h"
+#include "analysis/membw.h"
 #include "util/clock.h"
+#include "util/cpu.h"
+#include "util/file.h"
 #include "util/utf8.h"
 
 struct rf_bench {
@@ -24,7 +26,7 @@ struct rf_bench {
     char *dir;
     volatile sig_atomic_t *interrupted;
     int64_t t0;
-    json_t *summary;
+    rf_records log; /* runlog.jsonl: sessions, levels, machine facts */
     int tty;
     uint64_t seq;       /* the next record's sequence number (records in the file so far) */
     rf_send **inflight; /* started, not yet done: cancelled on interrupt */
@@ -69,6 +71,7 @@ void rf_run_desc_defaults(rf_run_desc *d) {
     d->accuracy_concurrency = 8;
     d->probe_question = "What is the capital of France? Answer with one word.";
     d->progress = true;
+    d->membw = true;
 }
 
 rf_run_desc *rf_bench_run(rf_bench *b) {
@@ -82,9 +85,6 @@ int rf_bench_interrupted(const rf_bench *b) {
 }
 int rf_bench_stopped(const rf_bench *b) {
     return rf_bench_interrupted(b) || b->failed != RF_OK;
-}
-json_t *rf_bench_summary(rf_bench *b) {
-    return b->summary;
 }
 int64_t rf_bench_t0(const rf_bench *b) {
     return b->t0;
@@ -154,50 +154,17 @@ static rf_status make_run_dir(rf_bench *b, const char *given, rf_error *err) {
     return rf_error_set(err, RF_ERR_IO, "runs/%s-*: 1000 run directories exist already", stamp);
 }
 
-/* Writes text to dir/name through a temporary file and a rename, so a reader never sees half. */
-static rf_status write_atomic(const char *dir, const char *name, const char *text, size_t len,
-                              rf_error *err) {
-    char *path = NULL, *tmp = NULL;
-    rf_status st = RF_OK;
-    if (asprintf(&path, "%s/%s", dir, name) < 0) path = NULL;
-    if (!path || asprintf(&tmp, "%s/.%s.tmp", dir, name) < 0) {
-        free(path);
-        return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-    }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        st = rf_error_set(err, RF_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        goto out;
-    }
-    size_t off = 0;
-    while (off < len) {
-        ssize_t n = write(fd, text + off, len - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            st = rf_error_set(err, RF_ERR_IO, "%s: write failed: %s", path,
-                              n < 0 ? strerror(errno) : "no progress");
-            break;
-        }
-        off += (size_t)n;
-    }
-    if (close(fd) && !st)
-        st = rf_error_set(err, RF_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    if (!st && rename(tmp, path))
-        st =
-            rf_error_set(err, RF_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
-    if (st) unlink(tmp);
-out:
-    free(path);
-    free(tmp);
-    return st;
-}
-
 static rf_status write_json_atomic(const char *dir, const char *name, const json_t *o,
                                    rf_error *err) {
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
-    if (!text) return rf_error_set(err, RF_ERR_NOMEM, "%s/%s: cannot serialise", dir, name);
-    rf_status st = write_atomic(dir, name, text, strlen(text), err);
+    char *path = NULL;
+    if (!text || asprintf(&path, "%s/%s", dir, name) < 0) {
+        free(text);
+        return rf_error_set(err, RF_ERR_NOMEM, "%s/%s: cannot serialise", dir, name);
+    }
+    rf_status st = rf_write_file_atomic(path, text, strlen(text), err);
     free(text);
+    free(path);
     return st;
 }
 
@@ -252,6 +219,87 @@ out:
     return st;
 }
 
+static void utc_now(char *out, size_t cap) {
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+typedef struct log_scan {
+    bool machine;
+} log_scan;
+
+static rf_status scan_log(void *user, json_t *ev, int64_t line, rf_error *err) {
+    (void)line, (void)err;
+    log_scan *c = user;
+    const char *kind = json_string_value(json_object_get(ev, "kind"));
+    if (kind && !strcmp(kind, "machine")) c->machine = true;
+    return RF_OK;
+}
+
+/* The machine the local backends run on, measured once per run: its read bandwidth (the
+ * roofline's numerator), cores and memory. */
+static void log_machine(rf_bench *b) {
+    rf_membw_params mp = {0};
+    mp.bytes = (size_t)512 << 20; /* far past any cache, quick to touch */
+    mp.repeats = 5;
+    rf_membw_result mr;
+    rf_error e = {0};
+    rf_bench_log(b, "measuring the memory read bandwidth (roofline membw) for the local backend");
+    json_t *ev = json_object();
+    json_object_set_new(ev, "kind", json_string("machine"));
+    if (rf_membw_measure(&mp, &mr, &e) == RF_OK) {
+        json_object_set_new(ev, "membw_gbs", json_real(mr.median_gbs));
+        json_object_set_new(ev, "membw_min_gbs", json_real(mr.min_gbs));
+        json_object_set_new(ev, "membw_max_gbs", json_real(mr.max_gbs));
+        json_object_set_new(ev, "membw_repeats", json_integer(mr.repeats));
+        json_object_set_new(ev, "membw_threads", json_integer(mr.n_threads));
+        json_object_set_new(ev, "membw_bytes", json_integer((json_int_t)mr.bytes));
+        json_object_set_new(ev, "membw_kernel", json_string(mr.kernel));
+    } else {
+        json_object_set_new(ev, "membw_error", json_string(e.msg));
+    }
+    char cpu[256];
+    rf_cpu_model_name(cpu, sizeof cpu);
+    json_object_set_new(ev, "cpu", rf_json_text(cpu, strlen(cpu)));
+    json_object_set_new(ev, "physical_cores", json_integer(rf_cpu_physical_cores()));
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psize > 0)
+        json_object_set_new(ev, "mem_total_bytes", json_integer((json_int_t)pages * psize));
+    rf_bench_log_event(b, ev);
+}
+
+static rf_status open_log(rf_bench *b, rf_error *err) {
+    rf_run_desc *d = b->run;
+    char *path = NULL;
+    if (asprintf(&path, "%s/runlog.jsonl", b->dir) < 0)
+        return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    log_scan c = {false};
+    rf_status st = d->resume ? rf_records_read(path, scan_log, &c, err) : RF_OK;
+    free(path);
+    if (st) return st;
+    /* the same append-only writer as the records: whole lines, a torn last one cut off */
+    int64_t torn = 0;
+    rf_records w;
+    char *dir = b->dir;
+    st = rf_records_reopen_named(&w, dir, "runlog.jsonl", &torn, err);
+    if (st) return st;
+    b->log = w;
+    char date[64];
+    utc_now(date, sizeof date);
+    json_t *ev = json_object();
+    json_object_set_new(ev, "kind", json_string("session"));
+    json_object_set_new(ev, "run_id", json_string(b->run_id));
+    json_object_set_new(ev, "started", json_string(date));
+    json_object_set_new(ev, "resumed", json_boolean(d->resume));
+    rf_bench_log_event(b, ev);
+    bool local = false;
+    for (int i = 0; i < d->n_backends; i++) local |= !strncmp(d->backends[i].cfg.uri, "local", 5);
+    if (local && d->membw && !c.machine) log_machine(b);
+    return b->failed ? b->fail_err.code : RF_OK;
+}
+
 static rf_status open_records(rf_bench *b, rf_error *err) {
     rf_run_desc *d = b->run;
     rf_status st;
@@ -294,7 +342,7 @@ rf_status rf_bench_open(rf_run_desc *d, volatile sig_atomic_t *interrupted, rf_b
     b->phase = "";
     b->interrupted = interrupted;
     b->tty = d->progress && isatty(2);
-    b->summary = json_object();
+    b->log.fd = -1;
     if (d->resume && !d->out_dir) {
         st = rf_error_set(err, RF_ERR_ARG, "resume: no run directory given");
         goto fail;
@@ -303,6 +351,11 @@ rf_status rf_bench_open(rf_run_desc *d, volatile sig_atomic_t *interrupted, rf_b
     if (st) goto fail;
     st = open_records(b, err);
     if (st) goto fail;
+    st = open_log(b, err);
+    if (st) {
+        if (err && b->failed) *err = b->fail_err;
+        goto fail;
+    }
     st = rf_loop_new(&b->loop, err);
     if (st) goto fail;
     int opened = 0;
@@ -342,7 +395,7 @@ void rf_bench_close(rf_bench *b) {
     }
     rf_loop_free(b->loop);
     rf_records_close(&b->rec);
-    json_decref(b->summary);
+    rf_records_close(&b->log);
     json_decref(b->recorded);
     free(b->inflight);
     free(b->dir);
@@ -509,7 +562,8 @@ bool rf_send_recorded(rf_send *s) {
         rf_error_set(&e, RF_ERR_FORMAT,
                      "records.jsonl: request %s/%s/%d/%d was '%s' in the earlier session, '%s' "
                      "now (did the question file or task change?)",
-                     s->suite, s->bb->cfg.name, s->level, s->index, item ? item : "?", s->item);
+                     s->suite, s->bb->cfg.name, s->level_index, s->index, item ? item : "?",
+                     s->item);
     } else {
         rf_bk_result_free(&s->req.res);
         rf_bk_result_init(&s->req.res);
@@ -594,18 +648,6 @@ void rf_send_free(rf_send *s) {
     s->grade = NULL;
 }
 
-json_t *rf_stats_json(const rf_stats *s) {
-    json_t *o = json_object();
-    json_object_set_new(o, "n", json_integer((json_int_t)s->n));
-    json_object_set_new(o, "min", json_real(s->min));
-    json_object_set_new(o, "p50", json_real(s->p50));
-    json_object_set_new(o, "p90", json_real(s->p90));
-    json_object_set_new(o, "p99", json_real(s->p99));
-    json_object_set_new(o, "max", json_real(s->max));
-    json_object_set_new(o, "mean", json_real(s->mean));
-    return o;
-}
-
 rf_status rf_bench_loop_at(rf_bench *b, int64_t t, rf_loop_fn fn, void *user, rf_error *err) {
     return rf_loop_at(b->loop, t, fn, user, err);
 }
@@ -655,47 +697,39 @@ int rf_bench_unanswered(const rf_bench *b, char *msg, size_t cap) {
     return n;
 }
 
+void rf_bench_log_event(rf_bench *b, json_t *ev) {
+    if (!ev) return;
+    rf_error e = {0};
+    json_object_set_new(ev, "session", json_integer(b->session));
+    if (b->log.fd >= 0 && rf_records_append(&b->log, ev, &e) && !b->failed) {
+        b->failed = e.code; /* the run log is as much the run's as its records */
+        b->fail_err = e;
+        rf_bench_log(b, "stopping the run: %s", e.msg);
+    }
+    json_decref(ev);
+}
+
 rf_status rf_bench_finish(rf_bench *b, rf_error *err) {
     char date[64];
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    json_t *run = json_object();
-    json_object_set_new(run, "schema", json_integer(RF_RECORD_SCHEMA));
-    json_object_set_new(run, "dir", json_string_nocheck(b->dir));
-    json_object_set_new(run, "run_id", json_string(b->run_id));
-    json_object_set_new(run, "date", json_string(date));
-    json_object_set_new(run, "duration_s", json_real((double)(rf_now_ns() - b->t0) / 1e9));
-    json_object_set_new(run, "records", json_integer((json_int_t)b->seq));
-    json_object_set_new(run, "session", json_integer(b->session));
-    json_object_set_new(run, "resumed", json_boolean(b->run->resume));
-    if (b->run->resume) {
-        json_object_set_new(run, "records_reused", json_integer(b->reused));
-        json_object_set_new(run, "records_superseded", json_integer(b->superseded));
-        json_object_set_new(run, "torn_bytes_cut", json_integer(b->torn_bytes));
-    }
+    utc_now(date, sizeof date);
+    json_t *ev = json_object();
+    json_object_set_new(ev, "kind", json_string("session_end"));
+    json_object_set_new(ev, "ended", json_string(date));
+    json_object_set_new(ev, "duration_s", json_real((double)(rf_now_ns() - b->t0) / 1e9));
+    json_object_set_new(ev, "records", json_integer((json_int_t)b->seq));
+    json_object_set_new(ev, "interrupted", json_boolean(rf_bench_interrupted(b)));
     if (b->failed)
-        json_object_set_new(run, "error", rf_json_text(b->fail_err.msg, strlen(b->fail_err.msg)));
-    json_object_set_new(b->summary, "run", run);
-    rf_status st = write_json_atomic(b->dir, "summary.json", b->summary, err);
-    if (st) return st;
-    char *md = NULL;
-    size_t md_len = 0;
-    FILE *f = open_memstream(&md, &md_len);
-    if (!f) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-    rf_report_markdown(b->summary, f);
-    if (fclose(f)) {
-        free(md);
-        return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+        json_object_set_new(ev, "error", rf_json_text(b->fail_err.msg, strlen(b->fail_err.msg)));
+    if (b->run->resume) {
+        json_object_set_new(ev, "records_reused", json_integer(b->reused));
+        json_object_set_new(ev, "records_superseded", json_integer(b->superseded));
+        json_object_set_new(ev, "torn_bytes_cut", json_integer(b->torn_bytes));
     }
-    st = write_atomic(b->dir, "scoreboard.md", md, md_len, err);
-    if (!st) {
-        fwrite(md, 1, md_len, stdout);
-        printf("\nrun directory: %s (records.jsonl, summary.json, scoreboard.md, run.json)\n",
-               b->dir);
-        fflush(stdout);
+    bool failed_before = b->failed != RF_OK;
+    rf_bench_log_event(b, ev);
+    if (!failed_before && b->failed) {
+        if (err) *err = b->fail_err;
+        return b->failed;
     }
-    free(md);
-    return st;
+    return RF_OK;
 }

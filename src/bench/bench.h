@@ -2,17 +2,19 @@
  * hardware fields, suites and their parameters), the running state shared by the suites, and
  * the request helper every suite sends through.
  *
- * Flow: rf_run_desc (from flags or a JSON file, runfile.c) -> rf_bench_open (run directory,
- * records.jsonl, event loop, backends) -> suites (suite_*.c), each sending rf_send requests and
- * reading them back when done -> rf_bench_finish (summary.json, scoreboard.md).
+ * Flow: rf_run_desc (from flags or JSON files, runfile.c) -> rf_bench_open (run directory,
+ * run.json, records.jsonl, runlog.jsonl, event loop, backends) -> suites (suite_*.c), each
+ * sending rf_send requests -> rf_bench_finish (the session's end in the run log). The bench
+ * measures and records; every figure (speed, load levels, accuracy, agreement, agent grades,
+ * A/B/A drift, cost, roofline efficiency, goodput) is computed from the run directory by the
+ * report (src/report/), which `roofline bench` runs at the end and `roofline report` runs again.
  * Every finished request is appended to records.jsonl (records.h: one write per line) before its
  * suite sees it, so an interrupted or killed run keeps everything it measured; an interrupt
- * (SIGINT) stops the loop, the suites return early, and the summary covers what finished. A
- * record that cannot be written stops the run the same way, and rf_bench_wait returns the error.
- * The run directory gets run.json (the description, every value filled in) first, so
- * `--resume DIR` can continue a killed run: requests already recorded are restored, not sent.
+ * (SIGINT) stops the loop and the suites return early. A record that cannot be written stops
+ * the run the same way, and rf_bench_wait returns the error. `--resume DIR` continues a killed
+ * run from DIR/run.json: requests already recorded are restored, not sent.
  *
- * Ownership: the rf_bench owns the loop, the backends, the records file and the summary; suites
+ * Ownership: the rf_bench owns the loop, the backends, the records and run-log files; suites
  * own their rf_send arrays. All of it runs on one thread (the loop's).
  */
 #ifndef RF_BENCH_BENCH_H
@@ -26,7 +28,7 @@
 
 #include "bench/backend.h"
 #include "bench/loop.h"
-#include "bench/stats.h"
+#include "util/stats.h"
 
 #define RF_BENCH_MAX_BACKENDS   16
 #define RF_BENCH_MAX_LEVELS     16
@@ -41,9 +43,14 @@ typedef struct rf_bench_backend {
     double usd_per_hour;    /* instance price (0: unknown) */
     double usd_per_m_input; /* per-token prices (0: unknown) */
     double usd_per_m_output;
-    const char *hardware; /* e.g. "NVIDIA L4", "2-core AMD EPYC" */
-    double mem_bw_gbs;    /* the hardware's memory bandwidth (0: unknown) */
-    rf_backend *b;        /* NULL when it failed to open (open_error says why) */
+    const char *price_instance; /* an instance of the prices file (data/prices.json) */
+    const char *hardware;       /* e.g. "NVIDIA L4", "2-core AMD EPYC" */
+    double mem_bw_gbs;          /* the hardware's memory bandwidth (0: unknown) */
+    double mem_gb;              /* the hardware's memory in GB (0: unknown) */
+    const char *model_file;     /* the served model's weights (GGUF or safetensors), for the
+                                 * roofline's bytes per token of a remote backend */
+    double bytes_per_token;     /* or the bytes read per decoded token, given (0: unknown) */
+    rf_backend *b;              /* NULL when it failed to open (open_error says why) */
     char open_error[RF_ERROR_MSG_MAX];
 } rf_bench_backend;
 
@@ -82,6 +89,10 @@ typedef struct rf_run_desc {
     /* output */
     const char *out_dir;  /* runs/<timestamp> by default */
     bool resume;          /* continue the run in out_dir (its records are kept and reused) */
+    bool membw;           /* measure the memory bandwidth once per run for local backends */
+    /* goodput SLOs for the report (ms; 0: not given), and the share of good requests a level
+     * needs to meet them (0: 0.9) */
+    double slo_ttft_ms, slo_tpot_ms, slo_e2e_ms, slo_attainment;
     bool progress;        /* progress bar (terminal) or plain lines */
     const char *data_dir; /* where default data files live */
 } rf_run_desc;
@@ -105,6 +116,7 @@ struct rf_send {
     int index;          /* the request's stable index in its suite, backend and level: with
                          * them (and the A/B/A phase) the key that --resume matches records by */
     int level;          /* concurrency level or 0 */
+    int level_index;    /* the level's position in the run's list of levels (0 outside load) */
     int warmup;         /* excluded from statistics */
     int64_t t_intended; /* scheduled send time (monotonic ns); 0: sent when started */
     int started, finished;
@@ -122,7 +134,8 @@ struct rf_send {
 
 rf_status rf_bench_open(rf_run_desc *d, volatile sig_atomic_t *interrupted, rf_bench **out,
                         rf_error *err);
-/* Writes summary.json and scoreboard.md; prints the scoreboard and the run directory. */
+/* Ends the session in the run log (duration, records, interrupted, the error that stopped it).
+ * The figures are the report's: src/report/ reads the run directory. */
 rf_status rf_bench_finish(rf_bench *b, rf_error *err);
 void rf_bench_close(rf_bench *b);
 
@@ -138,7 +151,9 @@ void rf_bench_set_phase(rf_bench *b, const char *phase);
 /* The (suite, backend) pairs that finished requests of which none succeeded, and backends that
  * could not be opened, as a count and a message ("load on g6: 0 of 18 requests succeeded"). */
 int rf_bench_unanswered(const rf_bench *b, char *msg, size_t cap);
-json_t *rf_bench_summary(rf_bench *b); /* the summary object suites add their sections to */
+/* Appends ev ({"kind": ...}, owned: freed here) to the run log (runlog.jsonl) with the session
+ * number; a failed write stops the run as a failed record write does. */
+void rf_bench_log_event(rf_bench *b, json_t *ev);
 int64_t rf_bench_t0(const rf_bench *b);
 
 /* Prepares s for a chat request to bb (one user message; more can be set in s->msgs). */
@@ -183,15 +198,13 @@ void rf_send_metrics_of(const rf_send *s, rf_send_metrics *m);
 void rf_bench_progress(rf_bench *b, const char *what, int done, int total);
 void rf_bench_log(rf_bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- suites (suite_*.c); each adds its section to the summary ---- */
-rf_status rf_suite_speed(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err);
-rf_status rf_suite_load(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err);
-rf_status rf_suite_accuracy(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err);
-rf_status rf_suite_agent(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err);
-rf_status rf_suite_probe(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err);
+/* ---- suites (suite_*.c): each sends its requests; the records are its output ---- */
+rf_status rf_suite_speed(rf_bench *b, rf_bench_backend *bb, rf_error *err);
+rf_status rf_suite_load(rf_bench *b, rf_bench_backend *bb, rf_error *err);
+rf_status rf_suite_accuracy(rf_bench *b, rf_bench_backend *bb, rf_error *err);
+rf_status rf_suite_agent(rf_bench *b, rf_bench_backend *bb, rf_error *err);
+rf_status rf_suite_probe(rf_bench *b, rf_bench_backend *bb, rf_error *err);
 
-/* After the accuracy suite ran on every backend: the pairwise reply agreement. */
-void rf_accuracy_agreement(rf_bench *b);
 /* given, or ROOFLINE_DATA (default: the source tree's data/) + rel, written into buf; NULL (and
  * err, when not NULL) when that does not fit in cap bytes. */
 const char *rf_bench_data_path(const char *given, const char *rel, char *buf, size_t cap,
@@ -203,8 +216,5 @@ rf_status rf_agent_preflight(const rf_run_desc *d, rf_error *err);
 
 /* Runs the configured suites over every backend (and the A/B/A sequence when asked). */
 rf_status rf_bench_run_all(rf_bench *b, rf_error *err);
-
-/* stats -> JSON object {n, min, p50, p90, p99, max, mean} */
-json_t *rf_stats_json(const rf_stats *s);
 
 #endif

@@ -14,10 +14,11 @@
 
 /* ---------------------------------------------------------------- the writer */
 
-static rf_status open_at(rf_records *w, const char *dir, int flags, rf_error *err) {
+static rf_status open_at(rf_records *w, const char *dir, const char *name, int flags,
+                         rf_error *err) {
     memset(w, 0, sizeof *w);
     w->fd = -1;
-    if (asprintf(&w->path, "%s/records.jsonl", dir) < 0) {
+    if (asprintf(&w->path, "%s/%s", dir, name) < 0) {
         w->path = NULL;
         return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
     }
@@ -44,7 +45,7 @@ static rf_status open_at(rf_records *w, const char *dir, int flags, rf_error *er
 }
 
 rf_status rf_records_create(rf_records *w, const char *dir, rf_error *err) {
-    return open_at(w, dir, O_CREAT | O_EXCL, err);
+    return open_at(w, dir, "records.jsonl", O_CREAT | O_EXCL, err);
 }
 
 /* The length of the file's whole lines: up to and including its last '\n'. */
@@ -69,8 +70,13 @@ static rf_status whole_length(int fd, const char *path, int64_t size, int64_t *o
 }
 
 rf_status rf_records_reopen(rf_records *w, const char *dir, int64_t *torn_bytes, rf_error *err) {
+    return rf_records_reopen_named(w, dir, "records.jsonl", torn_bytes, err);
+}
+
+rf_status rf_records_reopen_named(rf_records *w, const char *dir, const char *name,
+                                  int64_t *torn_bytes, rf_error *err) {
     *torn_bytes = 0;
-    rf_status st = open_at(w, dir, O_CREAT, err);
+    rf_status st = open_at(w, dir, name, O_CREAT, err);
     if (st) return st;
     int rfd = open(w->path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
@@ -181,8 +187,8 @@ static json_t *ms_since(int64_t t0, int64_t t) {
     return t ? json_real((double)(t - t0) / 1e6) : json_null();
 }
 
-static char *make_key(const char *phase, const char *suite, const char *backend, long long level,
-                      long long index) {
+char *rf_record_key_make(const char *phase, const char *suite, const char *backend,
+                         long long level, long long index) {
     char *k = NULL;
     /* unit separators: no field of a key can contain one (names are checked text) */
     if (asprintf(&k, "%s\x1f%s\x1f%s\x1f%lld\x1f%lld", phase ? phase : "", suite, backend, level,
@@ -192,15 +198,15 @@ static char *make_key(const char *phase, const char *suite, const char *backend,
 }
 
 char *rf_record_key_of_send(const rf_send *s, const char *phase) {
-    return make_key(phase, s->suite, s->bb->cfg.name, s->level, s->index);
+    return rf_record_key_make(phase, s->suite, s->bb->cfg.name, s->level_index, s->index);
 }
 
 char *rf_record_key_of(const json_t *rec) {
     const char *suite = json_string_value(json_object_get(rec, "suite"));
     const char *backend = json_string_value(json_object_get(rec, "backend"));
-    json_t *lv = json_object_get(rec, "level"), *ix = json_object_get(rec, "index");
+    json_t *lv = json_object_get(rec, "level_index"), *ix = json_object_get(rec, "index");
     if (!suite || !backend || !json_is_integer(lv) || !json_is_integer(ix)) return NULL;
-    return make_key(json_string_value(json_object_get(rec, "phase")), suite, backend,
+    return rf_record_key_make(json_string_value(json_object_get(rec, "phase")), suite, backend,
                     (long long)json_integer_value(lv), (long long)json_integer_value(ix));
 }
 
@@ -220,6 +226,7 @@ json_t *rf_record_of_send(const rf_send *s, const rf_record_ctx *c) {
     json_object_set_new(o, "model", rf_json_text(model, strlen(model)));
     json_object_set_new(o, "item", rf_json_text(s->item, strlen(s->item)));
     json_object_set_new(o, "level", json_integer(s->level));
+    json_object_set_new(o, "level_index", json_integer(s->level_index));
     json_object_set_new(o, "index", json_integer(s->index));
     json_object_set_new(o, "warmup", json_boolean(s->warmup));
     json_object_set_new(o, "status", json_string(m.ok ? "ok" : "error"));

@@ -10,7 +10,9 @@
  * write is an error naming the file and the cause; the partial line is cut back off
  * (ftruncate), so the file keeps only whole lines, and the caller stops the run.
  *
- * The request key: (phase, suite, backend, level, index) identifies a request within a run and
+ * The request key: (phase, suite, backend, level_index, index) identifies a request within a run
+ * (level_index: the level's position in the run's list, as two levels may have the same
+ * concurrency) and
  * is the same in every session of it; a record also carries the run id (random, one per run) and
  * the session (0 for the first, +1 for each resume). A record of class "cancelled" is a request
  * the run stopped before it finished: a resume sends it again, and the later record of its key
@@ -41,6 +43,9 @@ rf_status rf_records_create(rf_records *w, const char *dir, rf_error *err);
 /* Opens DIR/records.jsonl (created if absent) to append to it; a last line without its newline
  * (torn by a kill) is cut off, its length reported in *torn_bytes. */
 rf_status rf_records_reopen(rf_records *w, const char *dir, int64_t *torn_bytes, rf_error *err);
+/* The same for another line file of the run directory (runlog.jsonl). */
+rf_status rf_records_reopen_named(rf_records *w, const char *dir, const char *name,
+                                  int64_t *torn_bytes, rf_error *err);
 /* Appends rec as one line. On failure nothing of the line stays in the file (when the file can
  * still be cut back) and err names the file and the cause (e.g. "No space left on device"). */
 rf_status rf_records_append(rf_records *w, const json_t *rec, rf_error *err);
@@ -67,6 +72,8 @@ json_t *rf_record_of_send(const rf_send *s, const rf_record_ctx *c);
 /* The request key of a send, or of a record, as one string (kept in *buf; caller frees). */
 char *rf_record_key_of_send(const rf_send *s, const char *phase);
 char *rf_record_key_of(const json_t *rec);
+char *rf_record_key_make(const char *phase, const char *suite, const char *backend,
+                         long long level_index, long long index);
 
 /* Restores a recorded result into s->req.res (s->req.res must be freshly initialised): times
  * are placed on a clock at base_ns (the record's own session's times keep their spacing; times

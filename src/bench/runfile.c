@@ -49,6 +49,11 @@ void rf_runfile_help(FILE *f) {
         "                        every request already in its records.jsonl (only\n"
         "                        --no-progress may be given with it)\n"
         "  --no-progress         plain progress lines even on a terminal\n"
+        "  --slo SPEC            goodput SLOs in ms, e.g. ttft:500,tpot:50,e2e:8000: per level,\n"
+        "                        good requests / duration (vLLM), and the largest level whose\n"
+        "                        requests are at least 90% good\n"
+        "  --no-membw            do not measure the memory bandwidth for local backends (the\n"
+        "                        roofline efficiency is then unknown)\n"
         "\n"
         "Exit status: 0 ok; 1 a run-time failure (e.g. records.jsonl could not be written); 2 bad\n"
         "input; 3 the run finished but some suite got no successful reply from some backend (or a\n"
@@ -62,8 +67,12 @@ void rf_runfile_help(FILE *f) {
         "                \"timeout_s\": 600, \"stall_s\": 60, \"max_reply_bytes\": 1048576,\n"
         "                \"extra_body\": {\"cache_prompt\": false},   (merged into HTTP bodies)\n"
         "                \"price\": {\"usd_per_hour\": 0.8048, \"usd_per_m_input\": 0,\n"
-        "                          \"usd_per_m_output\": 0},\n"
-        "                \"hardware\": {\"name\": \"NVIDIA L4\", \"mem_bw_gbs\": 300}}],\n"
+        "                          \"usd_per_m_output\": 0, \"instance\": \"g6.xlarge\"},\n"
+        "                          (instance: a name of data/prices.json)\n"
+        "                \"hardware\": {\"name\": \"NVIDIA L4\", \"mem_bw_gbs\": 300, \"mem_gb\": "
+        "24},\n"
+        "                \"model_file\": \"gemma.gguf\", \"bytes_per_token\": 0}],\n"
+        "                (model_file or bytes_per_token: the roofline's bytes per decoded token)\n"
         "  \"suites\": [\"speed\", \"load\", \"accuracy\", \"agent\", \"probe\"],   (not empty)\n"
         "  \"speed\": {\"runs\": 3, \"max_tokens\": 512, \"prompt\": \"...\"},\n"
         "  \"load\": {\"levels\": [1, 4, 16], \"requests\": 0, \"max_tokens\": 128, \"warmup\": "
@@ -74,7 +83,8 @@ void rf_runfile_help(FILE *f) {
         "  \"agent\": {\"task\": \"data/agent/count_ids.json\", \"runs\": 3},\n"
         "  \"probe\": {\"question\": \"What is the capital of France? Answer with one word.\"},\n"
         "  \"aba\": {\"a\": \"NAME\", \"b\": \"NAME\", \"suites\": [\"speed\"]},\n"
-        "  \"out\": \"runs/my-run\"\n"
+        "  \"slo\": {\"ttft_ms\": 500, \"tpot_ms\": 50, \"e2e_ms\": 0, \"attainment\": 0.9},\n"
+        "  \"out\": \"runs/my-run\", \"membw\": true\n"
         "}\n"
         "Several --run files merge in order: a key of a later file replaces the earlier value\n"
         "(a later \"backends\" list replaces the whole list); flags override both. The run\n"
@@ -178,8 +188,10 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     char path[64];
     snprintf(path, sizeof path, "backends[%d]", i);
     static const char *const keys[] = {
-        "name",      "uri",     "model", "api_key_env", "threads",    "max_seqs",        "n_ctx",
-        "timeout_s", "stall_s", "price", "hardware",    "extra_body", "max_reply_bytes", NULL};
+        "name",     "uri",        "model",           "api_key_env", "threads",
+        "max_seqs", "n_ctx",      "timeout_s",       "stall_s",     "price",
+        "hardware", "extra_body", "max_reply_bytes", "model_file",  "bytes_per_token",
+        NULL};
     rf_status st = only_keys(c, path, o, keys);
     if (!st) st = get_str(c, path, o, "name", &bb->cfg.name);
     if (!st) st = get_str(c, path, o, "uri", &bb->cfg.uri);
@@ -197,6 +209,8 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
         snprintf(p, sizeof p, "%s.max_reply_bytes", path);
         st = bad(c, p, "expected a whole number of bytes");
     }
+    if (!st) st = get_str(c, path, o, "model_file", &bb->model_file);
+    if (!st) st = get_num(c, path, o, "bytes_per_token", 0, 1e15, &bb->bytes_per_token);
     if (st) return st;
     bb->cfg.max_reply_bytes = (int64_t)cap;
     json_t *xb = json_object_get(o, "extra_body");
@@ -218,8 +232,9 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
         char p[96];
         snprintf(p, sizeof p, "%s.price", path);
         static const char *const pk[] = {"usd_per_hour", "usd_per_m_input", "usd_per_m_output",
-                                         NULL};
+                                         "instance", NULL};
         st = only_keys(c, p, price, pk);
+        if (!st) st = get_str(c, p, price, "instance", &bb->price_instance);
         if (!st) st = get_num(c, p, price, "usd_per_hour", 0, 1e6, &bb->usd_per_hour);
         if (!st) st = get_num(c, p, price, "usd_per_m_input", 0, 1e6, &bb->usd_per_m_input);
         if (!st) st = get_num(c, p, price, "usd_per_m_output", 0, 1e6, &bb->usd_per_m_output);
@@ -229,10 +244,11 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     if (hw) {
         char p[96];
         snprintf(p, sizeof p, "%s.hardware", path);
-        static const char *const hk[] = {"name", "mem_bw_gbs", NULL};
+        static const char *const hk[] = {"name", "mem_bw_gbs", "mem_gb", NULL};
         st = only_keys(c, p, hw, hk);
         if (!st) st = get_str(c, p, hw, "name", &bb->hardware);
         if (!st) st = get_num(c, p, hw, "mem_bw_gbs", 0, 1e7, &bb->mem_bw_gbs);
+        if (!st) st = get_num(c, p, hw, "mem_gb", 0, 1e7, &bb->mem_gb);
         if (st) return st;
     }
     return RF_OK;
@@ -266,8 +282,8 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
         return rf_error_set(err, RF_ERR_NOMEM, "%s: out of memory", name);
     }
     rf_run_desc *d = &rf->desc;
-    static const char *const keys[] = {"backends", "suites", "speed", "load", "accuracy",
-                                       "agent",    "probe",  "aba",   "out",  NULL};
+    static const char *const keys[] = {"backends", "suites", "speed", "load",  "accuracy", "agent",
+                                       "probe",    "aba",    "out",   "membw", "slo",      NULL};
     rf_status st = only_keys(&c, "run", root, keys);
     if (st) return st;
     json_t *bs = json_object_get(root, "backends");
@@ -386,6 +402,20 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
         }
     }
     st = get_str(&c, "run", root, "out", &d->out_dir);
+    if (!st && (o = json_object_get(root, "slo"))) {
+        static const char *const k[] = {"ttft_ms", "tpot_ms", "e2e_ms", "attainment", NULL};
+        st = only_keys(&c, "slo", o, k);
+        if (!st) st = get_num(&c, "slo", o, "ttft_ms", 0, 1e9, &d->slo_ttft_ms);
+        if (!st) st = get_num(&c, "slo", o, "tpot_ms", 0, 1e9, &d->slo_tpot_ms);
+        if (!st) st = get_num(&c, "slo", o, "e2e_ms", 0, 1e9, &d->slo_e2e_ms);
+        if (!st) st = get_num(&c, "slo", o, "attainment", 0, 1, &d->slo_attainment);
+        if (st) return st;
+    }
+    json_t *mb = json_object_get(root, "membw");
+    if (!st && mb) {
+        if (!json_is_boolean(mb)) return bad(&c, "membw", "expected true or false");
+        d->membw = json_is_true(mb);
+    }
     return st;
 }
 
@@ -398,6 +428,37 @@ static rf_status flag_int(const char *flag, const char *v, long lo, long hi, int
         return rf_error_set(err, RF_ERR_ARG, "%s expects an integer in [%ld, %ld], got '%s'", flag,
                             lo, hi, v ? v : "");
     *out = (int)x;
+    return RF_OK;
+}
+
+/* --slo ttft:MS,tpot:MS,e2e:MS (vLLM's --goodput form). */
+static rf_status parse_slo_flag(const char *v, rf_run_desc *d, rf_error *err) {
+    const char *p = v;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char part[64];
+        if (n >= sizeof part) return rf_error_set(err, RF_ERR_ARG, "--slo: '%s' is too long", v);
+        memcpy(part, p, n);
+        part[n] = 0;
+        char *colon = strchr(part, ':'), *num_end = NULL;
+        double x = colon ? strtod(colon + 1, &num_end) : 0;
+        if (!colon || num_end == colon + 1 || *num_end || !(x > 0 && x <= 1e9))
+            return rf_error_set(err, RF_ERR_ARG,
+                                "--slo expects NAME:MS,... (ttft, tpot, e2e), got '%s'", v);
+        *colon = 0;
+        if (!strcmp(part, "ttft"))
+            d->slo_ttft_ms = x;
+        else if (!strcmp(part, "tpot"))
+            d->slo_tpot_ms = x;
+        else if (!strcmp(part, "e2e") || !strcmp(part, "e2el"))
+            d->slo_e2e_ms = x;
+        else
+            return rf_error_set(err, RF_ERR_ARG, "--slo: unknown metric '%s' (ttft, tpot, e2e)",
+                                part);
+        if (!end) break;
+        p = end + 1;
+    }
     return RF_OK;
 }
 
@@ -491,6 +552,9 @@ static rf_status parse_args(int argc, char **argv, rf_runfile *rf, int *want_hel
         rf_status st = RF_OK;
         if (!strcmp(a, "--no-progress")) {
             d->progress = false;
+            continue;
+        } else if (!strcmp(a, "--no-membw")) {
+            d->membw = false;
             continue;
         } else if (!strcmp(a, "--aba-load")) {
             d->aba_load = true;
@@ -605,6 +669,8 @@ static rf_status parse_args(int argc, char **argv, rf_runfile *rf, int *want_hel
             reply_cap = x;
         } else if (!strcmp(a, "--out"))
             d->out_dir = v;
+        else if (!strcmp(a, "--slo"))
+            st = parse_slo_flag(v, d, err);
         else
             return rf_error_set(err, RF_ERR_ARG, "unknown option '%s' (roofline bench --help)", a);
         if (st) return st;
@@ -718,13 +784,18 @@ json_t *rf_run_desc_to_json(const rf_run_desc *d) {
         json_object_set_new(pr, "usd_per_hour", json_real(bb->usd_per_hour));
         json_object_set_new(pr, "usd_per_m_input", json_real(bb->usd_per_m_input));
         json_object_set_new(pr, "usd_per_m_output", json_real(bb->usd_per_m_output));
+        set_str_opt(pr, "instance", bb->price_instance);
         json_object_set_new(b, "price", pr);
-        if (bb->hardware || bb->mem_bw_gbs > 0) {
+        if (bb->hardware || bb->mem_bw_gbs > 0 || bb->mem_gb > 0) {
             json_t *hw = json_object();
             set_str_opt(hw, "name", bb->hardware);
             json_object_set_new(hw, "mem_bw_gbs", json_real(bb->mem_bw_gbs));
+            json_object_set_new(hw, "mem_gb", json_real(bb->mem_gb));
             json_object_set_new(b, "hardware", hw);
         }
+        set_str_opt(b, "model_file", bb->model_file);
+        if (bb->bytes_per_token > 0)
+            json_object_set_new(b, "bytes_per_token", json_real(bb->bytes_per_token));
         json_array_append_new(bs, b);
     }
     json_object_set_new(o, "backends", bs);
@@ -784,6 +855,16 @@ json_t *rf_run_desc_to_json(const rf_run_desc *d) {
         json_object_set_new(o, "aba", ab);
     }
     set_str_opt(o, "out", d->out_dir);
+    json_object_set_new(o, "membw", json_boolean(d->membw));
+    if (d->slo_ttft_ms > 0 || d->slo_tpot_ms > 0 || d->slo_e2e_ms > 0) {
+        json_t *slo = json_object();
+        if (d->slo_ttft_ms > 0) json_object_set_new(slo, "ttft_ms", json_real(d->slo_ttft_ms));
+        if (d->slo_tpot_ms > 0) json_object_set_new(slo, "tpot_ms", json_real(d->slo_tpot_ms));
+        if (d->slo_e2e_ms > 0) json_object_set_new(slo, "e2e_ms", json_real(d->slo_e2e_ms));
+        if (d->slo_attainment > 0)
+            json_object_set_new(slo, "attainment", json_real(d->slo_attainment));
+        json_object_set_new(o, "slo", slo);
+    }
     return o;
 }
 

@@ -1,6 +1,7 @@
 /* suite_accuracy.c: the question suite (default: the seeds' 40 questions) at temperature 0,
- * graded per question (number, exact, word), scored per category; afterwards every pair of
- * backends is compared reply by reply, character for character, listing the items that differ.
+ * graded per question (number, exact, word) as each reply arrives, the grade written into its
+ * record; the scores per category and the reply agreement between backends are computed from
+ * the records by the report.
  * Requests run `accuracy_concurrency` at a time (greedy results do not depend on batching in
  * roofline's engine; for other servers this is the usual trade of wall time for nothing).
  */
@@ -93,7 +94,7 @@ const char *rf_bench_data_path(const char *given, const char *rel, char *buf, si
     return buf;
 }
 
-rf_status rf_suite_accuracy(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err) {
+rf_status rf_suite_accuracy(rf_bench *b, rf_bench_backend *bb, rf_error *err) {
     rf_run_desc *d = rf_bench_run(b);
     char pbuf[RF_BENCH_PATH_MAX];
     const char *path =
@@ -127,95 +128,8 @@ rf_status rf_suite_accuracy(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_e
     rf_bench_progress(b, a.what, 0, n);
     acc_start(&a);
     st = rf_bench_wait(b, &a.outstanding, err);
-    int correct = 0, errors = 0;
-    json_t *cats = json_object(), *replies = json_object(), *items = json_array();
-    for (int32_t i = 0; i < n; i++) {
-        rf_send *s = &a.sends[i];
-        const rf_bk_result *r = &s->req.res;
-        if (!s->grade) grade(s, &qs[i]); /* never sent (interrupted) */
-        int ok = json_is_true(json_object_get(s->grade, "correct"));
-        correct += ok;
-        errors += r->err != RF_BK_OK;
-        json_t *c = json_object_get(cats, qs[i].category);
-        if (!c) {
-            c = json_object();
-            json_object_set_new(c, "correct", json_integer(0));
-            json_object_set_new(c, "total", json_integer(0));
-            json_object_set_new(cats, qs[i].category, c);
-        }
-        json_object_set_new(c, "correct",
-                            json_integer(json_integer_value(json_object_get(c, "correct")) + ok));
-        json_object_set_new(c, "total",
-                            json_integer(json_integer_value(json_object_get(c, "total")) + 1));
-        if (r->err == RF_BK_OK && s->finished)
-            json_object_set_new(replies, qs[i].id,
-                                rf_json_text((const char *)r->text.data, r->text.len));
-        json_t *it = json_object();
-        json_object_set_new(it, "id", json_string(qs[i].id));
-        json_object_set_new(it, "correct", json_boolean(ok));
-        json_object_set_new(it, "extracted", json_incref(json_object_get(s->grade, "extracted")));
-        json_array_append_new(items, it);
-    }
-    json_object_set_new(out, "questions", json_string(path));
-    json_object_set_new(out, "total", json_integer(n));
-    json_object_set_new(out, "correct", json_integer(correct));
-    json_object_set_new(out, "errors", json_integer(errors));
-    json_object_set_new(out, "by_category", cats);
-    json_object_set_new(out, "items", items);
-    json_object_set_new(out, "replies", replies);
     for (int32_t i = 0; i < n; i++) rf_send_free(&a.sends[i]);
     free(a.sends);
     rf_questions_free(qs, n);
     return st;
-}
-
-/* Every pair of backends that ran the suite: identical replies, and the ids that differ. */
-void rf_accuracy_agreement(rf_bench *b) {
-    json_t *sum = rf_bench_summary(b), *acc = json_object_get(sum, "accuracy");
-    json_t *pairs = json_array();
-    json_object_set_new(sum, "agreement", pairs);
-    const char *na, *nb;
-    json_t *a, *bo;
-    void *it = json_object_iter(acc);
-    for (; it; it = json_object_iter_next(acc, it)) {
-        na = json_object_iter_key(it);
-        a = json_object_iter_value(it);
-        void *it2 = json_object_iter_next(acc, it);
-        for (; it2; it2 = json_object_iter_next(acc, it2)) {
-            nb = json_object_iter_key(it2);
-            bo = json_object_iter_value(it2);
-            json_t *ia = json_object_get(a, "items");
-            size_t n = json_array_size(ia);
-            const char **ids = calloc(n + 1, sizeof *ids);
-            rf_reply_ref *ra = calloc(n + 1, sizeof *ra), *rb = calloc(n + 1, sizeof *rb);
-            if (!ids || !ra || !rb) {
-                free(ids), free(ra), free(rb);
-                continue;
-            }
-            for (size_t i = 0; i < n; i++) {
-                const char *id = json_string_value(json_object_get(json_array_get(ia, i), "id"));
-                ids[i] = id;
-                json_t *x = json_object_get(json_object_get(a, "replies"), id);
-                json_t *y = json_object_get(json_object_get(bo, "replies"), id);
-                if (x) ra[i] = (rf_reply_ref){json_string_value(x), json_string_length(x)};
-                if (y) rb[i] = (rf_reply_ref){json_string_value(y), json_string_length(y)};
-            }
-            rf_agreement ag;
-            rf_error err = {0};
-            if (rf_agreement_compare(ids, ra, rb, (int32_t)n, &ag, &err) == RF_OK) {
-                json_t *p = json_object();
-                json_object_set_new(p, "a", json_string(na));
-                json_object_set_new(p, "b", json_string(nb));
-                json_object_set_new(p, "total", json_integer(ag.n_items));
-                json_object_set_new(p, "identical", json_integer(ag.n_identical));
-                json_t *diff = json_array();
-                for (int32_t k = 0; k < ag.n_diff; k++)
-                    json_array_append_new(diff, json_string(ag.diff_ids[k]));
-                json_object_set_new(p, "differing", diff);
-                json_array_append_new(pairs, p);
-                rf_agreement_free(&ag);
-            }
-            free(ids), free(ra), free(rb);
-        }
-    }
 }

@@ -2,7 +2,8 @@
  * task's tools, the returned call executed deterministically (agent_task.c), the tool result
  * sent back, the final answer read; up to the task's max_turns requests. A run is graded
  * separately on the number it quotes and on the filter condition it sent (BFCL-style), and
- * printed as the seed does: `NAME  run 2/3  ok  quoted=8  filters=['id >= 10']  0.4s`.
+ * printed as the seed does: `NAME  run 2/3  ok  quoted=8  filters=['id >= 10']  0.4s`. Every
+ * turn is a record; the report grades the runs again from them (src/report/analyze.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -120,7 +121,7 @@ static rf_status one_run(rf_bench *b, rf_bench_backend *bb, const rf_agent_task 
     return st;
 }
 
-rf_status rf_suite_agent(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_error *err) {
+rf_status rf_suite_agent(rf_bench *b, rf_bench_backend *bb, rf_error *err) {
     rf_run_desc *d = rf_bench_run(b);
     char buf[RF_BENCH_PATH_MAX];
     rf_agent_task t;
@@ -135,47 +136,20 @@ rf_status rf_suite_agent(rf_bench *b, rf_bench_backend *bb, json_t *out, rf_erro
         int w = (int)strlen(d->backends[i].cfg.name);
         if (w > name_w) name_w = w;
     }
-    json_t *lines = json_array(), *details = json_array();
-    int quoted_ok = 0, filter_ok = 0, ok = 0;
     for (int run = 1; run <= runs && !rf_bench_stopped(b); run++) {
         rf_agent_grade g;
         const char *status = NULL;
         double secs = 0;
         st = one_run(b, bb, &t, run, &g, &status, &secs, err);
         if (st) break;
-        quoted_ok += g.quoted_ok;
-        filter_ok += g.filters_ok;
-        ok += g.ok && !status;
+        /* the seed's line, as the run ends (the report grades the records again) */
         rf_buf line;
         rf_buf_init(&line, 0);
         rf_agent_format_run(bb->cfg.name, run, runs, &g, status, secs, name_w, 4, &line);
         rf_buf_terminate(&line);
-        rf_bench_log(b, "%s", (const char *)line.data);
-        json_array_append_new(lines, json_string((const char *)line.data));
+        rf_bench_log(b, "%s", line.data ? (const char *)line.data : "");
         rf_buf_free(&line);
-        json_t *dj = json_object();
-        json_object_set_new(dj, "run", json_integer(run));
-        json_object_set_new(dj, "ok", json_boolean(g.ok && !status));
-        json_object_set_new(dj, "quoted", json_string(g.quoted));
-        json_object_set_new(dj, "quoted_ok", json_boolean(g.quoted_ok));
-        json_object_set_new(dj, "filters_ok", json_boolean(g.filters_ok));
-        json_object_set_new(dj, "calls", json_integer(g.n_calls));
-        json_t *fl = json_array();
-        for (int32_t i = 0; i < g.n_calls && i < RF_AGENT_GRADED_CALLS; i++)
-            json_array_append_new(fl, json_string(g.calls[i].filter));
-        json_object_set_new(dj, "filters", fl);
-        if (status) json_object_set_new(dj, "error", json_string(status));
-        if (g.reason[0]) json_object_set_new(dj, "reason", json_string(g.reason));
-        json_object_set_new(dj, "seconds", json_real(secs));
-        json_array_append_new(details, dj);
     }
-    json_object_set_new(out, "task", json_string(t.name));
-    json_object_set_new(out, "runs", json_integer(runs));
-    json_object_set_new(out, "ok", json_integer(ok));
-    json_object_set_new(out, "quoted_ok", json_integer(quoted_ok));
-    json_object_set_new(out, "filter_ok", json_integer(filter_ok));
-    json_object_set_new(out, "lines", lines);
-    json_object_set_new(out, "details", details);
     rf_agent_task_free(&t);
     return st;
 }

@@ -10,8 +10,12 @@
 /* RF_EXIT_UNANSWERED: roofline bench ran, but a suite got no successful reply from a backend. */
 enum { RF_EXIT_OK = 0, RF_EXIT_FAIL = 1, RF_EXIT_BAD_INPUT = 2, RF_EXIT_UNANSWERED = 3 };
 
-/* The model used when no -m is given: $ROOFLINE_MODEL, else the path set at build time
- * (models/gemma-3-270m-q4_k_m.gguf in the source tree), else the gemma3 PyPI package's cache. */
+/* The model file of what -m gave (an embedded model's name, a path, or NULL: $ROOFLINE_MODEL,
+ * else the default model), through the one resolver (model/registry.h); NULL after printing
+ * "roofline VERB: ..." when it cannot be resolved (a name not installed names the setup
+ * command). The path stays valid until the next call. */
+const char *cli_model(const char *verb, const char *given);
+/* The default model's path, for help texts. */
 const char *cli_default_model(void);
 
 /* Prints "roofline VERB: message" to stderr. */
@@ -33,5 +37,8 @@ int cli_membw(int argc, char **argv);
 int cli_speed(int argc, char **argv);
 int cli_fake(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+int cli_report(int argc, char **argv);
+int cli_cost(int argc, char **argv);
+int cli_models(int argc, char **argv);
 
 #endif

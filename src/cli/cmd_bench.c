@@ -1,5 +1,6 @@
 /* cmd_bench.c: `roofline bench`: the benchmark agent (src/bench/). */
 #include <errno.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 
 #include "bench/bench.h"
 #include "bench/runfile.h"
+#include "report/report.h"
 #include "cli.h"
 
 static volatile sig_atomic_t g_interrupted; /* CLI-only state: set by SIGINT/SIGTERM */
@@ -26,6 +28,22 @@ static void raise_fd_limit(void) {
     if (setrlimit(RLIMIT_NOFILE, &rl))
         fprintf(stderr, "roofline bench: cannot raise the descriptor limit from %llu: %s\n",
                 (unsigned long long)was, strerror(errno));
+}
+
+/* The scoreboard (report.md) to stdout, and where the files are. */
+static void print_scoreboard(const char *dir) {
+    char *path = NULL;
+    if (asprintf(&path, "%s/report.md", dir) < 0) return;
+    FILE *f = fopen(path, "r");
+    char buf[8192];
+    size_t n;
+    while (f && (n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, stdout);
+    if (f) fclose(f);
+    free(path);
+    printf("\nrun directory: %s (records.jsonl, runlog.jsonl, run.json, summary.json, report.md, "
+           "csv/)\nreport: %s/report.html\n",
+           dir, dir);
+    fflush(stdout);
 }
 
 int cli_bench(int argc, char **argv) {
@@ -86,7 +104,24 @@ int cli_bench(int argc, char **argv) {
         cli_errorf("bench", "%s (exit status %d)", why, RF_EXIT_UNANSWERED);
         rc = RF_EXIT_UNANSWERED;
     }
+    /* the figures, from the run directory's files: what `roofline report DIR` computes */
+    char *dir = strdup(rf_bench_dir(b));
     rf_bench_close(b);
+    if (dir) {
+        rf_report_opts ro;
+        rf_report_opts_default(&ro);
+        const char *dirs[1] = {dir};
+        json_t *sum = NULL;
+        rf_error rerr = {0};
+        if (rf_report_build(dirs, 1, &ro, NULL, &sum, &rerr)) {
+            cli_errorf("bench", "report: %s", rerr.msg);
+            if (rc == RF_EXIT_OK) rc = RF_EXIT_FAIL;
+        } else {
+            print_scoreboard(dir);
+        }
+        json_decref(sum);
+        free(dir);
+    }
     rf_runfile_free(&rf);
     return rc;
 }

@@ -111,7 +111,8 @@ static bool parse_args(int argc, char **argv, run_opts *o, int *rc) {
         cli_errorf("run", "give -p PROMPT, or --chat for a conversation");
         return false;
     }
-    if (!o->model) o->model = cli_default_model();
+    o->model = cli_model("run", o->model);
+    if (!o->model) return false; /* *rc is RF_EXIT_BAD_INPUT */
     if (!o->seed_set) o->seed = (unsigned long long)time(NULL) ^ (unsigned long long)rf_now_ns();
     *rc = RF_EXIT_OK;
     return true;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "util/stats.h"
 #include "analysis/roofline.h"
 #include "cli.h"
 #include "model/context.h"
@@ -36,16 +37,8 @@ static int32_t rand_tok(int32_t n_vocab) {
     return (int32_t)((g_rng >> 33) % (uint64_t)n_vocab);
 }
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    double s[MAX_RUNS];
-    memcpy(s, v, (size_t)n * sizeof *v);
-    qsort(s, (size_t)n, sizeof *s, cmp_d);
-    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+static double median(const double *v, int n) {
+    return rf_median(v, (size_t)n);
 }
 
 /* tok/s of one pp run */
@@ -183,7 +176,8 @@ int cli_speed(int argc, char **argv) {
             return RF_EXIT_BAD_INPUT;
         }
     }
-    if (!o.model) o.model = cli_default_model();
+    o.model = cli_model("speed", o.model);
+    if (!o.model) return RF_EXIT_BAD_INPUT;
     int maxb = 1;
     for (int i = 0; i < o.n_bs; i++)
         if (o.bs[i] > maxb) maxb = (int)o.bs[i];

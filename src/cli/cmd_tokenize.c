@@ -44,7 +44,8 @@ int cli_tokenize(int argc, char **argv) {
         cli_errorf("tokenize", "give exactly one of TEXT or -f FILE");
         return RF_EXIT_BAD_INPUT;
     }
-    if (!model) model = cli_default_model();
+    model = cli_model("tokenize", model);
+    if (!model) return RF_EXIT_BAD_INPUT;
     size_t len = 0;
     char *owned = NULL;
     if (file) {

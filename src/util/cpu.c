@@ -115,3 +115,22 @@ int rf_cpu_physical_cores(void) {
     }
     return n > 0 ? n : (allowed > 0 ? allowed : logical);
 }
+
+void rf_cpu_model_name(char *out, size_t cap) {
+    if (!cap) return;
+    snprintf(out, cap, "%s", rf_isa_name(rf_isa_best()));
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10)) continue;
+        const char *v = strchr(line, ':');
+        if (!v) break;
+        v++;
+        while (*v == ' ' || *v == '\t') v++;
+        size_t n = strcspn(v, "\n");
+        snprintf(out, cap, "%.*s", (int)n, v);
+        break;
+    }
+    fclose(f);
+}

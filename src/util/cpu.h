@@ -3,6 +3,8 @@
 #ifndef RF_UTIL_CPU_H
 #define RF_UTIL_CPU_H
 
+#include <stddef.h>
+
 typedef enum rf_isa {
     RF_ISA_SCALAR = 0, /* portable C */
     RF_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C */
@@ -22,5 +24,7 @@ const char *rf_isa_name(rf_isa isa);
 int rf_isa_parse(const char *s);
 /* Physical cores available to this process (>= 1). */
 int rf_cpu_physical_cores(void);
+/* The CPU's model name (/proc/cpuinfo "model name", or the ISA level when unknown) into out. */
+void rf_cpu_model_name(char *out, size_t cap);
 
 #endif

@@ -2,10 +2,13 @@
 #include "util/file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/buf.h"
 #include "util/utf8.h"
@@ -76,6 +79,38 @@ static const char *excerpt(const char *s, size_t n, char *out, size_t cap, bool 
     }
     out[w] = 0;
     return out;
+}
+
+rf_status rf_write_file_atomic(const char *path, const void *data, size_t len, rf_error *err) {
+    char *tmp = NULL;
+    if (asprintf(&tmp, "%s.tmp", path) < 0) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    rf_status st = RF_OK;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        st = rf_error_set(err, RF_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    const char *p = data;
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, p + off, len - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            st = rf_error_set(err, RF_ERR_IO, "%s: write failed: %s", path,
+                              n < 0 ? strerror(errno) : "no progress");
+            break;
+        }
+        off += (size_t)n;
+    }
+    if (close(fd) && !st)
+        st = rf_error_set(err, RF_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    if (!st && rename(tmp, path))
+        st =
+            rf_error_set(err, RF_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
+    if (st) unlink(tmp);
+    free(tmp);
+    return st;
 }
 
 const char *rf_printable(const char *s, size_t n, char *out, size_t cap) {

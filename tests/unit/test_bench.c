@@ -10,6 +10,7 @@
 
 #include "bench/bench.h"
 #include "bench/runfile.h"
+#include "report/report.h"
 #include "check.h"
 #include "tiny_model.h"
 
@@ -31,7 +32,7 @@ static void test_full_run(void) {
     CHECK(mkdtemp(dir) != NULL);
     char out[400];
     snprintf(out, sizeof out, "%s/run", dir);
-    const char *args[] = {"bench",         "--backend", g_model_uri,         "--no-progress",
+    const char *args[] = {"bench",         "--backend", g_model_uri,         "--no-membw",
                           "--speed-runs",  "2",         "--speed-tokens",    "8",
                           "--levels",      "1,3",       "--requests",        "3",
                           "--load-tokens", "6",         "--accuracy-tokens", "4",
@@ -46,11 +47,13 @@ static void test_full_run(void) {
     CHECK_MSG(rf_bench_open(&rf.desc, &stop, &b, &err) == RF_OK, "%s", err.msg);
     if (!b) return;
     CHECK_MSG(rf_bench_run_all(b, &err) == RF_OK, "%s", err.msg);
-    FILE *devnull = freopen("/dev/null", "w", stdout);
-    (void)devnull;
     CHECK(rf_bench_finish(b, &err) == RF_OK);
     rf_bench_close(b);
     rf_runfile_free(&rf);
+    rf_report_opts ro;
+    rf_report_opts_default(&ro);
+    const char *dirs[1] = {out};
+    CHECK_MSG(rf_report_build(dirs, 1, &ro, NULL, NULL, &err) == RF_OK, "report: %s", err.msg);
 
     char path[500];
     snprintf(path, sizeof path, "%s/records.jsonl", out);
@@ -91,7 +94,7 @@ static void test_full_run(void) {
                                           "lines")) == 1);
     CHECK(json_object_get(json_object_get(sum, "probe"), "tiny") != NULL);
     json_decref(sum);
-    snprintf(path, sizeof path, "%s/scoreboard.md", out);
+    snprintf(path, sizeof path, "%s/report.md", out);
     CHECK(check_count_lines(path) > 20);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -118,9 +121,9 @@ static void *interrupter(void *arg) {
 static void test_interrupt(void) {
     char dir[] = "/tmp/roofline-bench-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    const char *args[] = {
-        "bench", "--backend",  g_model_uri, "--no-progress", "--suites", "load",  "--levels",
-        "2",     "--requests", "4000",      "--load-tokens", "8",        "--out", dir};
+    const char *args[] = {"bench",         "--backend", g_model_uri, "--no-membw", "--suites",
+                          "load",          "--levels",  "2",         "--requests", "4000",
+                          "--load-tokens", "8",         "--out",     dir};
     rf_runfile rf;
     rf_error err = {0};
     CHECK(parse(args, (int)(sizeof args / sizeof args[0]), &rf, &err) == RF_OK);
@@ -143,6 +146,10 @@ static void test_interrupt(void) {
     CHECK(rf_bench_finish(b, &err) == RF_OK);
     rf_bench_close(b);
     rf_runfile_free(&rf);
+    rf_report_opts ro;
+    rf_report_opts_default(&ro);
+    const char *dirs[1] = {dir};
+    CHECK(rf_report_build(dirs, 1, &ro, NULL, NULL, &err) == RF_OK);
     char path[400];
     snprintf(path, sizeof path, "%s/records.jsonl", dir);
     int lines = check_count_lines(path);

@@ -10,6 +10,7 @@
 #include "bench/bench.h"
 #include "bench/fake_server.h"
 #include "bench/runfile.h"
+#include "report/report.h"
 #include "check.h"
 
 /* Runs one load level of n requests at concurrency c against the fake server; returns the
@@ -38,8 +39,13 @@ static json_t *run(int port, int c, int n, int tokens, double stall_s, const cha
     CHECK_MSG(rf_bench_open(&rf.desc, &stop, &b, &err) == RF_OK, "%s", err.msg);
     if (b) {
         CHECK_MSG(rf_bench_run_all(b, &err) == RF_OK, "%s", err.msg);
-        sum = json_deep_copy(rf_bench_summary(b));
+        CHECK(rf_bench_finish(b, &err) == RF_OK);
         rf_bench_close(b);
+        /* the figures come from the run directory, as `roofline report` computes them */
+        rf_report_opts ro;
+        rf_report_opts_default(&ro);
+        const char *dirs[1] = {dir};
+        CHECK_MSG(rf_report_build(dirs, 1, &ro, NULL, &sum, &err) == RF_OK, "report: %s", err.msg);
     }
     rf_runfile_free(&rf);
     char path[256];

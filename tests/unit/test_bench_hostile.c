@@ -25,6 +25,7 @@
 #include "bench/fake_server.h"
 #include "bench/records.h"
 #include "bench/runfile.h"
+#include "report/report.h"
 #include "check.h"
 #include "tiny_model.h"
 #include "util/clock.h"
@@ -156,12 +157,16 @@ static json_t *run_inprocess(rf_runfile *rf, volatile sig_atomic_t *stop, rf_sta
         if (before) before(b);
         st = rf_bench_run_all(b, &err);
         if (st_out) *st_out = st;
-        FILE *devnull = freopen("/dev/null", "w", stdout);
-        (void)devnull;
         rf_error ferr = {0};
         CHECK_MSG(rf_bench_finish(b, &ferr) == RF_OK, "finish: %s", ferr.msg);
-        sum = json_deep_copy(rf_bench_summary(b));
+        char *dir = strdup(rf_bench_dir(b));
         rf_bench_close(b);
+        rf_report_opts ro;
+        rf_report_opts_default(&ro);
+        const char *dirs[1] = {dir};
+        CHECK_MSG(rf_report_build(dirs, 1, &ro, NULL, &sum, &ferr) == RF_OK, "report: %s",
+                  ferr.msg);
+        free(dir);
     }
     return sum;
 }
@@ -178,7 +183,7 @@ static void *nest_thread(void *p) {
     char model[400];
     snprintf(model, sizeof model, "tiny=local:%s", g_model);
     const char *args[] = {"bench",         "--backend",   model,
-                          "--no-progress", "--suites",    "load,accuracy",
+                          "--no-membw",    "--suites",    "load,accuracy",
                           "--levels",      "1",           "--requests",
                           "20000",         "--warmup",    "0",
                           "--load-tokens", "1048576",     "--accuracy-tokens",
@@ -265,7 +270,8 @@ static void test_record_write_failure(void) {
     char dir[128];
     snprintf(dir, sizeof dir, "%s/fsize", g_tmp);
     /* a file size limit of 16 KiB: the first records fit, then a write is cut short (EFBIG) */
-    int rc = sh("trap '' XFSZ; ulimit -f 32; exec '%s' bench --backend tiny=local:%s --suites load "
+    int rc = sh("trap '' XFSZ; ulimit -f 32; exec '%s' bench --no-membw --backend tiny=local:%s "
+                "--suites load "
                 "--levels 1 --requests 400 --load-tokens 4 --warmup 0 --no-progress --out '%s'",
                 g_bin, g_model, dir);
     CHECK_MSG(rc == 1, "exit %d: %s", rc, g_err);
@@ -288,8 +294,8 @@ static void test_record_write_failure(void) {
     char link[200];
     snprintf(link, sizeof link, "%s/records.jsonl", dir);
     CHECK(symlink("/dev/full", link) == 0);
-    rc = sh("'%s' bench --backend tiny=local:%s --suites probe --no-progress --out '%s'", g_bin,
-            g_model, dir);
+    rc = sh("'%s' bench --no-membw --backend tiny=local:%s --suites probe --no-progress --out '%s'",
+            g_bin, g_model, dir);
     CHECK_MSG(rc == 2 && strstr(g_err, "already exists"), "exit %d: %s", rc, g_err);
     /* and --resume on it: not a regular file */
     char runjson[200];
@@ -335,7 +341,7 @@ static void test_unique_dirs(void) {
     CHECK(chdir(dir) == 0);
     char model[400];
     snprintf(model, sizeof model, "tiny=local:%s", g_model);
-    const char *args[] = {"bench", "--backend", model, "--suites", "probe", "--no-progress"};
+    const char *args[] = {"bench", "--backend", model, "--suites", "probe", "--no-membw"};
     rf_runfile rf, rfb;
     rf_error err = {0};
     CHECK(parse(args, 6, &rf, &err) == RF_OK);
@@ -386,7 +392,7 @@ static void test_resume(void) {
         snprintf(records, sizeof records, "%s/records.jsonl", dir);
         char cmd[2048];
         snprintf(cmd, sizeof cmd,
-                 "exec '%s' bench --backend tiny=local:%s --suites load,accuracy,probe "
+                 "exec '%s' bench --no-membw --backend tiny=local:%s --suites load,accuracy,probe "
                  "--levels 1,3 --requests %d --load-tokens 24 --accuracy-tokens 4 --no-progress "
                  "--threads 1 --out '%s' >/dev/null 2>&1",
                  g_bin, g_model, per_level, dir);
@@ -420,7 +426,7 @@ static void test_resume(void) {
         json_t *sum = load_summary(dir);
         json_t *run = json_object_get(sum, "run");
         CHECK(json_is_true(json_object_get(run, "resumed")));
-        CHECK(json_integer_value(json_object_get(run, "session")) == 1);
+        CHECK(json_integer_value(json_object_get(run, "sessions")) == 2);
         CHECK(json_integer_value(json_object_get(run, "records")) == c.lines);
         CHECK(json_integer_value(json_object_get(run, "records_reused")) > 0);
         for (size_t i = 0; i < 2; i++) {
@@ -451,8 +457,9 @@ static void test_long_out(void) {
     char dir[2000];
     int n = snprintf(dir, sizeof dir, "%s/long", g_tmp);
     while (n < 1500) n += snprintf(dir + n, sizeof dir - (size_t)n, "/%0100d", n);
-    int rc = sh("'%s' bench --backend tiny=local:%s --suites probe --no-progress --out '%s'", g_bin,
-                g_model, dir);
+    int rc =
+        sh("'%s' bench --no-membw --backend tiny=local:%s --suites probe --no-progress --out '%s'",
+           g_bin, g_model, dir);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, g_err);
     char path[2100];
     snprintf(path, sizeof path, "%s/records.jsonl", dir);
@@ -655,7 +662,7 @@ static void test_client_bound(void) {
     rf_runfile_free(&rf);
     /* the scoreboard says so beside the level */
     char path[200];
-    snprintf(path, sizeof path, "%s/scoreboard.md", dir);
+    snprintf(path, sizeof path, "%s/report.md", dir);
     char text[65536] = "";
     FILE *f = fopen(path, "r");
     size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;

@@ -1,5 +1,5 @@
 /* stats.c: sorting and interpolated percentiles. */
-#include "bench/stats.h"
+#include "util/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -37,4 +37,13 @@ void rf_stats_compute(double *v, size_t n, rf_stats *s) {
     s->p90 = rf_quantile_sorted(v, n, 0.90);
     s->p95 = rf_quantile_sorted(v, n, 0.95);
     s->p99 = rf_quantile_sorted(v, n, 0.99);
+}
+
+double rf_median(const double *v, size_t n) {
+    double s[64];
+    if (n == 0) return 0;
+    if (n > 64) n = 64;
+    memcpy(s, v, n * sizeof *v);
+    qsort(s, n, sizeof *s, cmp_double);
+    return rf_quantile_sorted(s, n, 0.5);
 }

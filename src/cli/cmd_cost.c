@@ -1,0 +1,119 @@
+/* cmd_cost.c: `roofline cost`: the cost model (src/report/cost.h) from flags alone. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report/cost.h"
+
+static void help(FILE *f) {
+    fputs("usage: roofline cost [--usd-per-hour H | --usd-per-month M] [--tok-s T]\n"
+          "                     [--per-token IN,OUT] [--ratio R] [--json]\n"
+          "\n"
+          "The seeds' cost model: $/M output tokens = $/hour / (tok/s x 3600) x 1e6; 24x7\n"
+          "$/month = $/hour x 730; a per-token price blended at R input tokens per output token\n"
+          "(default 5) is OUT + R x IN $/M output; break-even = $/month / (blended x 1e-6) /\n"
+          "(730 x 3600) output tok/s sustained. Example (seed 000, EC2 g6.xlarge against\n"
+          "Bedrock Nova Micro):\n"
+          "  roofline cost --usd-per-hour 0.8048 --tok-s 131.9 --per-token 0.035,0.14 --ratio 5\n",
+          f);
+}
+
+int cli_cost(int argc, char **argv) {
+    double hour = NAN, month = NAN, tok_s = NAN, in = NAN, out = NAN, ratio = 5;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            help(stdout);
+            return RF_EXIT_OK;
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+            continue;
+        }
+        if (!v) {
+            cli_errorf("cost", "'%s' needs a value (roofline cost --help)", a);
+            return RF_EXIT_BAD_INPUT;
+        }
+        i++;
+        bool ok = true;
+        if (!strcmp(a, "--usd-per-hour"))
+            ok = cli_parse_float("cost", a, v, 1e-9, 1e6, &hour);
+        else if (!strcmp(a, "--usd-per-month"))
+            ok = cli_parse_float("cost", a, v, 1e-9, 1e9, &month);
+        else if (!strcmp(a, "--tok-s"))
+            ok = cli_parse_float("cost", a, v, 1e-9, 1e12, &tok_s);
+        else if (!strcmp(a, "--ratio"))
+            ok = cli_parse_float("cost", a, v, 0, 1e6, &ratio);
+        else if (!strcmp(a, "--per-token")) {
+            char *end = NULL;
+            in = strtod(v, &end);
+            if (end == v || *end != ',' || !(in >= 0) || !isfinite(in)) ok = false;
+            const char *o2 = end && *end == ',' ? end + 1 : "";
+            char *end2 = NULL;
+            out = strtod(o2, &end2);
+            if (!*o2 || *end2 || !(out > 0) || !isfinite(out)) ok = false;
+            if (!ok)
+                cli_errorf("cost",
+                           "--per-token expects IN,OUT in $ per million tokens (e.g. "
+                           "0.035,0.14), got '%s'",
+                           v);
+        } else {
+            cli_errorf("cost", "unknown option '%s' (roofline cost --help)", a);
+            ok = false;
+        }
+        if (!ok) return RF_EXIT_BAD_INPUT;
+    }
+    if (isnan(hour) && isnan(month) && isnan(out)) {
+        cli_errorf("cost", "give --usd-per-hour, --usd-per-month or --per-token (roofline cost "
+                           "--help)");
+        return RF_EXIT_BAD_INPUT;
+    }
+    if (!isnan(hour) && !isnan(month)) {
+        cli_errorf("cost", "give --usd-per-hour or --usd-per-month, not both");
+        return RF_EXIT_BAD_INPUT;
+    }
+    if (isnan(month)) month = rf_cost_usd_per_month(hour);
+    double per_m = rf_cost_usd_per_m_output(hour, tok_s);
+    double blended = rf_cost_blended(in, out, ratio);
+    double be = rf_cost_break_even_tok_s(month, blended);
+    if (json) {
+        json_t *o = json_object();
+        const struct {
+            const char *k;
+            double v;
+        } f[] = {{"usd_per_hour", hour},
+                 {"usd_per_month", month},
+                 {"tok_s", tok_s},
+                 {"usd_per_m_output", per_m},
+                 {"usd_per_m_input_per_token", in},
+                 {"usd_per_m_output_per_token", out},
+                 {"ratio", ratio},
+                 {"blended_usd_per_m_output", blended},
+                 {"break_even_tok_s", be}};
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+            json_object_set_new(o, f[i].k, isfinite(f[i].v) ? json_real(f[i].v) : json_null());
+        char *text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+        if (text) puts(text);
+        free(text);
+        json_decref(o);
+        return RF_EXIT_OK;
+    }
+    if (!isnan(hour)) printf("instance: $%.4f/hour\n", hour);
+    if (!isnan(month)) printf("24x7 $/month: %.0f (%.2f; 730 hours)\n", month, month);
+    if (!isnan(per_m))
+        printf("$/M output tokens: %.2f (%.6f; at %.4g output tok/s)\n", per_m, per_m, tok_s);
+    else if (!isnan(hour))
+        printf("$/M output tokens: unknown (give --tok-s)\n");
+    if (!isnan(blended))
+        printf("per-token price blended at %g input tokens per output token: %.4g $/M output "
+               "(%.4g + %g x %.4g)\n",
+               ratio, blended, out, ratio, in);
+    if (!isnan(be))
+        printf("break-even: %.1f output tok/s sustained 24x7 (an instance cheaper than the "
+               "per-token price above that rate)\n",
+               be);
+    return RF_EXIT_OK;
+}
