@@ -12,8 +12,11 @@ then prints medians, the ratios, roofline's efficiency against the roofline ceil
 bandwidth from `roofline membw` / bytes per decoded token from the model's tensor table), and the
 peak RSS of each process (from wait4), and writes everything as JSON.
 
-Usage: python3 bench/engine_vs_llama.py [-m MODEL] [-t THREADS] [-r REPS] [--out FILE]
+Usage: python3 bench/engine_vs_llama.py [-m MODEL ...] [-t THREADS] [-r REPS] [--out FILE]
 Medians of REPS (default 5) runs of each; every run of each tool includes its own warm-up.
+-m may be given several times (e.g. the Gemma 3, Qwen2.5-Coder and SmolLM2 files): each model is
+measured in turn, its roofline and llama-bench runs interleaved, against the same membw figure;
+the JSON is then a list with one object per model, and a summary table ends the output.
 """
 import argparse, json, os, platform, statistics, subprocess, sys, time
 
@@ -53,34 +56,18 @@ def cpu_flags():
     return []
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("-m", "--model", default=os.path.join(ROOT, "models", "gemma-3-270m-q4_k_m.gguf"))
-    ap.add_argument("-t", "--threads", type=int, default=2)
-    ap.add_argument("-r", "--reps", type=int, default=5)
-    ap.add_argument("--roofline", default=os.path.join(ROOT, "build", "roofline"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "runs", "engine_vs_llama.json"))
-    args = ap.parse_args()
-    if args.reps < 1:
-        sys.exit("--reps must be >= 1")
-    if not os.path.exists(args.roofline):
-        subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
-    bindir = subprocess.run([os.path.join(ROOT, "bench", "build_llama_cpp.sh")], check=True,
-                            stdout=subprocess.PIPE).stdout.decode().strip().splitlines()[-1]
-    llama_bench = os.path.join(bindir, "llama-bench")
+def measure(args, model, membw, llama_bench):
+    """Interleaved runs of `roofline speed` and llama-bench on one model; prints and returns the
+    result object."""
     t = str(args.threads)
-
-    membw, _, _ = run([args.roofline, "membw", "-t", t, "--json"])
-    membw = json.loads(membw)
-
     rf_runs, ll_runs = [], []
     for rep in range(args.reps):
-        out, rss, secs = run([args.roofline, "speed", "-m", args.model, "-t", t, "-p", "512", "-n", "128",
+        out, rss, secs = run([args.roofline, "speed", "-m", model, "-t", t, "-p", "512", "-n", "128",
                               "-b", "1,4,16", "-r", "1", "--json"])
         r = json.loads(out)
         r["process_peak_rss_bytes"] = rss
         rf_runs.append(r)
-        out, rss, secs = run([llama_bench, "-m", args.model, "-t", t, "-p", "512", "-n", "128", "-r", "1",
+        out, rss, secs = run([llama_bench, "-m", model, "-t", t, "-p", "512", "-n", "128", "-r", "1",
                               "-o", "json"])
         tests = json.loads(out)
         row = {"process_peak_rss_bytes": rss}
@@ -89,11 +76,12 @@ def main():
             row[key] = x["avg_ts"]
             row["build_commit"] = x.get("build_commit")
         ll_runs.append(row)
-        print("rep %d/%d: roofline pp512 %.1f tg128 %.1f | llama.cpp pp512 %.1f tg128 %.1f" % (
-            rep + 1, args.reps, r["pp"]["median"], r["tg"]["median"], row["pp"], row["tg"]), flush=True)
+        print("%s rep %d/%d: roofline pp512 %.1f tg128 %.1f | llama.cpp pp512 %.1f tg128 %.1f" % (
+            os.path.basename(model), rep + 1, args.reps, r["pp"]["median"], r["tg"]["median"], row["pp"],
+            row["tg"]), flush=True)
 
     # a single-stream decode run alone, for its peak RSS (model mapped, one sequence's KV)
-    out, rss_decode, _ = run([args.roofline, "speed", "-m", args.model, "-t", t, "-p", "0", "-n", "128",
+    out, rss_decode, _ = run([args.roofline, "speed", "-m", model, "-t", t, "-p", "0", "-n", "128",
                               "-b", "1", "-r", "1", "--json"])
     decode_only = json.loads(out)
 
@@ -110,7 +98,7 @@ def main():
     result = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": {"cpu": cpu_model(), "flags": cpu_flags(), "nproc": os.cpu_count()},
-        "model": args.model, "threads": args.threads, "reps": args.reps,
+        "model": model, "threads": args.threads, "reps": args.reps,
         "kernels": rf_runs[0]["kernels"],
         "llama_cpp_build": ll_runs[0].get("build_commit"),
         "membw": membw,
@@ -128,11 +116,9 @@ def main():
                 "roofline_speed_run_peak_bytes": med([r["process_peak_rss_bytes"] for r in rf_runs]),
                 "llama_bench_peak_bytes": med([r["process_peak_rss_bytes"] for r in ll_runs])},
     }
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=2)
 
     print()
+    print("model %s" % model)
     print("machine: %s (%s), %d threads, roofline kernels %s, llama.cpp %s" % (
         result["machine"]["cpu"], " ".join(result["machine"]["flags"]), args.threads,
         result["kernels"], result["llama_cpp_build"]))
@@ -150,6 +136,41 @@ def main():
     print("peak RSS decoding: %.1f MB (budget file %.1f + KV %.1f + 64 MB = %.1f MB); llama-bench %.1f MB" % (
         rss_decode / 2**20, decode_only["model_file_bytes"] / 2**20, decode_only["kv_bytes"] / 2**20,
         rss_budget / 2**20, result["rss"]["llama_bench_peak_bytes"] / 2**20))
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-m", "--model", action="append",
+                    help="GGUF file; repeat for several (default: the embedded Gemma 3 model)")
+    ap.add_argument("-t", "--threads", type=int, default=2)
+    ap.add_argument("-r", "--reps", type=int, default=5)
+    ap.add_argument("--roofline", default=os.path.join(ROOT, "build", "roofline"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "runs", "engine_vs_llama.json"))
+    args = ap.parse_args()
+    models = args.model or [os.path.join(ROOT, "models", "gemma-3-270m-q4_k_m.gguf")]
+    if args.reps < 1:
+        sys.exit("--reps must be >= 1")
+    if not os.path.exists(args.roofline):
+        subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True)
+    bindir = subprocess.run([os.path.join(ROOT, "bench", "build_llama_cpp.sh")], check=True,
+                            stdout=subprocess.PIPE).stdout.decode().strip().splitlines()[-1]
+    llama_bench = os.path.join(bindir, "llama-bench")
+
+    membw, _, _ = run([args.roofline, "membw", "-t", str(args.threads), "--json"])
+    membw = json.loads(membw)
+
+    results = [measure(args, m, membw, llama_bench) for m in models]
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(results[0] if len(results) == 1 else results, f, indent=2)
+    if len(results) > 1:
+        print()
+        print("%-40s %9s %9s %9s %9s" % ("summary (medians)", "tg ratio", "pp ratio", "B16/B1", "ceiling"))
+        for r in results:
+            print("%-40s %8.2fx %8.2fx %8.2fx %8.1f%%" % (
+                os.path.basename(r["model"]), r["ratios"]["tg128"], r["ratios"]["pp512"],
+                r["ratios"]["batched_16_over_1"] or 0, 100 * r["efficiency"]["roofline_tg128"]))
     print("written: %s" % args.out)
 
 

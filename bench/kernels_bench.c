@@ -2,7 +2,9 @@
  * streaming read of the same bytes (the bandwidth ceiling one core can reach).
  *
  * Matrices (random quants, sane fp16 scales; one activation row quantized by the scalar table):
- *  - the real model's shapes: the 262144 x 640 Q8_0 output head (178 MB, streams from DRAM),
+ *  - the Qwen2.5-Coder 0.5B and SmolLM2 shapes (896-wide Q5_0/Q8_0, 576/1536-wide Q4_1) besides
+ *    the embedded model's;
+ *  - the embedded model's shapes: the 262144 x 640 Q8_0 output head (178 MB, streams from DRAM),
  *    ffn_gate/up 2048 x 640 Q5_0, attn_output 640 x 1024 Q4_K, ffn_down 640 x 2048 Q6_K (these
  *    three fit in L2/L3 when run alone, so they show the kernels' compute ceiling);
  *  - the same row lengths with enough rows for ~178 MB ("stream"), which is what the transformer
@@ -32,7 +34,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/quant.h"
-#include "kernels/types.h"
+#include "format/types.h"
 #include "util/clock.h"
 #include "util/cpu.h"
 #include "util/half.h"
@@ -256,6 +258,15 @@ int main(int argc, char **argv) {
         {"stream Q5_0 x640", RF_TYPE_Q5_0, 640, stream_bytes / 440},
         {"stream Q4_K x1024", RF_TYPE_Q4_K, 1024, stream_bytes / 576},
         {"stream Q6_K x2048", RF_TYPE_Q6_K, 2048, stream_bytes / 1680},
+        /* Qwen2.5-Coder 0.5B (896 wide: Q5_0/Q8_0 body, Q8_0 head) and SmolLM2 (Q4_1 body) */
+        {"qwen head Q8_0 151936x896", RF_TYPE_Q8_0, 896, 151936},
+        {"qwen ffn_up Q5_0 4864x896", RF_TYPE_Q5_0, 896, 4864},
+        {"stream Q5_0 x896", RF_TYPE_Q5_0, 896, stream_bytes / 616},
+        {"stream Q4_K x4864", RF_TYPE_Q4_K, 4864, stream_bytes / 2736},
+        {"smol ffn_up Q4_1 1536x576", RF_TYPE_Q4_1, 576, 1536},
+        {"stream Q4_1 x576", RF_TYPE_Q4_1, 576, stream_bytes / 360},
+        {"stream Q4_1 x1536", RF_TYPE_Q4_1, 1536, stream_bytes / 960},
+        {"smol head Q8_0 49152x576", RF_TYPE_Q8_0, 576, 49152},
     };
     const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
 

@@ -12,10 +12,11 @@ if ! command -v "$cc" >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
   echo "check_neon: skipped ($cc or qemu-aarch64 not installed)"
   exit 0
 fi
-out="$root/build-aarch64"
+out="${ROOFLINE_AARCH64_BUILD:-$root/build-aarch64}" # ROOFLINE_AARCH64_BUILD: another folder
 mkdir -p "$out"
 flags=(-std=c17 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes
-       -Wmissing-prototypes -Werror -I"$root/src" -I"$root/include")
+       -Wmissing-prototypes -Werror -I"$root/src" -I"$root/include"
+       -DROOFLINE_DATA_DIR="\"$root/data\"" -DROOFLINE_MODELS_DIR="\"$root/models\"")
 objs=()
 for f in "$root"/src/util/*.c "$root"/src/format/*.c "$root"/src/kernels/*.c \
          "$root"/src/model/*.c "$root"/src/analysis/*.c; do
@@ -23,9 +24,12 @@ for f in "$root"/src/util/*.c "$root"/src/format/*.c "$root"/src/kernels/*.c \
   "$cc" "${flags[@]}" -c "$f" -o "$o"
   objs+=("$o")
 done
+# an archive, so each test links only the objects it needs (not the JSON readers' libjansson)
+rm -f "$out/libcore.a"
+aarch64-linux-gnu-ar rcs "$out/libcore.a" "${objs[@]}"
 for t in test_kernels test_forward_tiny; do
   "$cc" -std=c17 -D_GNU_SOURCE -O2 -static -I"$root/src" -I"$root/include" -I"$root/tests/unit" \
-    "$root/tests/unit/$t.c" "${objs[@]}" -lm -lpthread -o "$out/$t"
+    "$root/tests/unit/$t.c" "$out/libcore.a" -lm -lpthread -o "$out/$t"
 done
 echo "== kernel tests on AArch64 (qemu-aarch64): NEON table against the scalar one"
 qemu-aarch64 "$out/test_kernels" | grep -E "neon"

@@ -3,7 +3,18 @@
 
 Dev-only script: roofline never runs or links llama.cpp; this only refreshes committed test data.
 
-What it produces (in --out-dir, default tests/data/):
+Two profiles, chosen by the model's general.architecture:
+  gemma3        the embedded Gemma 3 model: REF_TEXT (a narrative), llama.cpp's built-in "gemma" chat
+                template, stop ids <eos>/<end_of_turn>; files in tests/data/ (the defaults below).
+  qwen2, llama  the ChatML instruction models (Qwen2.5-Coder, SmolLM2): INSTRUCT_TEXT (an
+                instruction-style ChatML conversation, special tokens parsed), prompts rendered as
+                ChatML <|im_start|>user\n...<|im_end|>\n<|im_start|>assistant\n (a system turn first when
+                given; no default system prompt), stop at any end-of-generation token of the vocabulary
+                (llama_vocab_is_eog); files in tests/data/<model file name without .gguf>/.
+                Run: python3 bench/ref/gen_model_ref.py --model models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+                     python3 bench/ref/gen_model_ref.py --model models/smollm2-135m-instruct-q4_1.gguf
+
+What it produces (in --out-dir, default tests/data/ or tests/data/<model>/):
   ref_text.txt     A fixed English text (embedded below as REF_TEXT; narrative, numbers, a list,
                    dialogue), about 850 tokens with the Gemma 3 tokenizer (BOS included). Longer than
                    the 512-token sliding window, so the test exercises it.
@@ -25,6 +36,7 @@ What it produces (in --out-dir, default tests/data/):
                    stopping after emitting <eos> (1) or <end_of_turn> (106), which is included.
                    One line per prompt:
                    HEX(rendered prompt, UTF-8)<TAB>prompt ids<TAB>generated ids<TAB>HEX(generated text)
+                   [<TAB>top1-top2 logit margin at each generated step, comma-separated "%.4f"]
                    The generated text is llama.cpp's detokenization of the generated ids without the
                    final stop token, control tokens not rendered (llama-server's default output).
                    '#' lines above each line show the prompt and output for humans.
@@ -129,6 +141,74 @@ PROMPTS = [
 ]
 
 
+# An instruction-style ChatML conversation for the ChatML models' teacher-forced pass (special tokens
+# parsed): a system turn, a request, and an answer of about 700 tokens with prose, a numbered list
+# and code.
+INSTRUCT_TEXT = """\
+<|im_start|>system
+You are a helpful assistant. Answer clearly and completely.<|im_end|>
+<|im_start|>user
+I keep a small collection of text files with notes, one note per line, and each line starts with a date like 2024-03-17. Can you explain how I would find all the notes from a given month, count how many notes I wrote on each day, and print the busiest day? Please explain the approach first and then give me a short Python script.<|im_end|>
+<|im_start|>assistant
+Sure. The task has three parts: reading the lines, keeping the ones from the month you want, and counting them per day. Because every line starts with a date in the ISO format YYYY-MM-DD, the first ten characters of a line are enough to decide where it belongs, and no date library is needed for the filtering.
+
+Here is the approach, step by step:
+
+1. Walk over the files in your notes folder and open each one as UTF-8 text. Skip anything that is not a regular file, so that a stray subfolder does not stop the program.
+2. Read the files line by line instead of loading them whole. Your notes are small, but reading lines keeps the memory use flat even if one file grows to a few hundred megabytes.
+3. For every line, take the first ten characters and check that they really look like a date. A line that is empty, or that starts with something else, is ignored rather than counted by mistake.
+4. Compare the first seven characters, the year and the month, with the month you asked for, for example 2024-03.
+5. Count the matching lines in a dictionary whose keys are the full dates. The collections module has a Counter class that does exactly this, and it also knows how to return its most common entries.
+6. Finally, print the counts in date order, followed by the busiest day. If two days tie, Counter returns the one it saw first, which is usually what you want.
+
+A few details are worth getting right. Files written on different systems may end their lines with a carriage return as well as a newline; stripping the line handles both. Some editors save a byte order mark at the start of a file, and opening with the encoding utf-8-sig removes it. It is also a good idea to accept the folder and the month as command-line arguments, so you can reuse the script without editing it.
+
+Here is a script that puts it together:
+
+```python
+import sys
+from collections import Counter
+from pathlib import Path
+
+
+def count_notes(folder, month):
+    counts = Counter()
+    for path in sorted(Path(folder).iterdir()):
+        if not path.is_file():
+            continue
+        with path.open(encoding="utf-8-sig") as f:
+            for line in f:
+                date = line.strip()[:10]
+                if len(date) == 10 and date[4] == "-" and date[7] == "-":
+                    if date.startswith(month):
+                        counts[date] += 1
+    return counts
+
+
+if __name__ == "__main__":
+    folder, month = sys.argv[1], sys.argv[2]
+    counts = count_notes(folder, month)
+    for day in sorted(counts):
+        print(day, counts[day])
+    if counts:
+        day, n = counts.most_common(1)[0]
+        print("busiest day:", day, "with", n, "notes")
+    else:
+        print("no notes in", month)
+```
+
+Save it as notes.py and run it like this: python notes.py ~/notes 2024-03. The script prints one line per day that has notes, for example 2024-03-17 4, and then the busiest day of the month. If you would also like to see the notes themselves, you could collect the lines in a dictionary of lists instead of only counting them, and print the list for the busiest day at the end.<|im_end|>
+"""
+
+
+def render_chatml(system, user):
+    """ChatML, one user turn (after a system turn when given) plus the generation prompt."""
+    out = ""
+    if system is not None:
+        out += "<|im_start|>system\n" + system.strip() + "<|im_end|>\n"
+    return out + "<|im_start|>user\n" + user.strip() + "<|im_end|>\n<|im_start|>assistant\n"
+
+
 def render_gemma(system, user):
     """llama.cpp's built-in "gemma" chat template, one user turn plus the generation prompt."""
     user = user.strip()
@@ -144,7 +224,8 @@ def parse_args():
                     help="folder holding libllama.so (exported as LLAMA_CPP_LIB_PATH)")
     ap.add_argument("--bindings", default=os.path.join(ROOT, ".peers", "llama_cpp_python-" + BINDINGS_VERSION),
                     help="unpacked llama-cpp-python sdist (its llama_cpp package is imported from here)")
-    ap.add_argument("--out-dir", default=os.path.join(ROOT, "tests", "data"))
+    ap.add_argument("--out-dir", default=None,
+                    help="default: tests/data/ for gemma3, tests/data/<model file name without .gguf>/ else")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--teacher-ctx", type=int, default=1024,
                     help="n_ctx = n_batch = n_ubatch for the teacher-forced pass (>= token count)")
@@ -360,7 +441,6 @@ def main():
     import llama_cpp.llama_cpp as L
 
     log = LogCapture(L, args.verbose)
-    os.makedirs(args.out_dir, exist_ok=True)
 
     prov = build_provenance(args, L)
     model_size = os.path.getsize(args.model)
@@ -381,6 +461,23 @@ def main():
         sys.exit("failed to load %s" % args.model)
     vocab = L.llama_model_get_vocab(model)
     n_vocab = L.llama_vocab_n_tokens(vocab)
+    abuf = ctypes.create_string_buffer(64)
+    L.llama_model_meta_val_str(model, b"general.architecture", abuf, 64)
+    arch = abuf.value.decode()
+    gemma = arch == "gemma3"
+    if args.out_dir is None:
+        args.out_dir = os.path.join(ROOT, "tests", "data")
+        if not gemma:
+            args.out_dir = os.path.join(args.out_dir, os.path.basename(args.model).rsplit(".gguf", 1)[0])
+    os.makedirs(args.out_dir, exist_ok=True)
+    ref_text = REF_TEXT if gemma else INSTRUCT_TEXT
+    render = render_gemma if gemma else render_chatml
+    add_bos = L.llama_vocab_get_add_bos(vocab)
+    prov.append("architecture %s: %s text, %s template, add_bos %s" % (
+        arch, "narrative" if gemma else "ChatML instruction", "gemma" if gemma else "ChatML", bool(add_bos)))
+
+    def is_stop(t):
+        return t in STOP_IDS if gemma else bool(L.llama_vocab_is_eog(vocab, t))
     repacked = len(log.since(0, r"repack: repack tensor"))
     if repacked:
         prov.append("CPU weight repacking at load: %d tensors (e.g. %s)" % (
@@ -389,13 +486,13 @@ def main():
     # ---------------------------------------------------------------- ref_text.txt
     text_path = os.path.join(args.out_dir, "ref_text.txt")
     with open(text_path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(REF_TEXT)
-    toks = tokenize(L, vocab, REF_TEXT, True, True)
+        f.write(ref_text)
+    toks = tokenize(L, vocab, ref_text, True, True)
     n = len(toks)
-    print("ref_text: %d tokens (incl. BOS)" % n)
+    print("ref_text: %d tokens%s" % (n, " (incl. BOS)" if add_bos else ""))
     if n < 600:
         warn("ref_text has only %d tokens" % n)
-    if toks[0] != BOS_ID or (n > 1 and toks[1] == BOS_ID):
+    if gemma and (toks[0] != BOS_ID or (n > 1 and toks[1] == BOS_ID)):
         warn("unexpected BOS handling in ref_text tokens")
     if n > args.teacher_ctx:
         sys.exit("ref_text (%d tokens) exceeds --teacher-ctx %d" % (n, args.teacher_ctx))
@@ -442,7 +539,10 @@ def main():
     ppl = float(np.exp(nll.mean()))
     print("ppl = %.6f over %d scored tokens" % (ppl, nll.size))
     ppl_notes = []
-    if not args.skip_perplexity_tool:
+    if not gemma and not args.skip_perplexity_tool:
+        ppl_notes.append("cross-check with llama-perplexity skipped: the text holds ChatML special tokens, "
+                         "which it would tokenize as plain text")
+    elif not args.skip_perplexity_tool:
         c, cmd, chunk1, notes = run_perplexity_tool(args, text_path, n)
         first = c // 2
         ours = float(np.exp(nll[first:c - 1].mean()))
@@ -456,9 +556,9 @@ def main():
                          "its [1] = %s" % (first, c - 2, first + 1, c - 1, ours, chunk1))
         print("\n".join(ppl_notes))
     with open(os.path.join(args.out_dir, "ref_ppl.txt"), "w", encoding="utf-8", newline="\n") as f:
-        f.write("# perplexity of ref_text.txt (%d tokens incl. BOS) under llama.cpp, from the logits of ref_teacher.tsv "
+        f.write("# perplexity of ref_text.txt (%d tokens%s) under llama.cpp, from the logits of ref_teacher.tsv "
                 "(one batch, all positions): ppl = exp(mean over p=0..n-2 of logsumexp(logits_p) - logits_p[token_{p+1}]),"
-                " float64; n_scored = n-1\n" % n)
+                " float64; n_scored = n-1\n" % (n, " incl. BOS" if add_bos else ""))
         f.write("# mean NLL = %.6f nats\n" % nll.mean())
         for l in ppl_notes:
             f.write("# " + l + "\n")
@@ -471,12 +571,14 @@ def main():
     mem = L.llama_get_memory(ctx)
     out_lines = []
     for k, (system, user) in enumerate(PROMPTS):
-        rendered = render_gemma(system, user)
+        rendered = render(system, user)
         ids = tokenize(L, vocab, rendered, True, True)
-        if ids[0] != BOS_ID or ids[1] == BOS_ID:
+        if gemma and (ids[0] != BOS_ID or ids[1] == BOS_ID):
             warn("prompt %d: expected exactly one leading BOS, got %s" % (k, ids[:3]))
-        if ids.count(START_OF_TURN_ID) != 2 or ids.count(END_OF_TURN_ID) != 1:
+        if gemma and (ids.count(START_OF_TURN_ID) != 2 or ids.count(END_OF_TURN_ID) != 1):
             warn("prompt %d: <start_of_turn>/<end_of_turn> not parsed as special tokens 105/106: %s" % (k, ids))
+        if not gemma and ids.count(ids[0]) != rendered.count("<|im_start|>"):
+            warn("prompt %d: <|im_start|> not parsed as one special token: %s" % (k, ids))
         if len(ids) + GREEDY_MAX_NEW > args.greedy_ctx:
             sys.exit("prompt %d too long for --greedy-ctx" % k)
         L.llama_memory_clear(mem, True)
@@ -489,18 +591,19 @@ def main():
             top2 = np.partition(row, row.size - 2)[row.size - 2:]
             margins.append(float(top2[1] - top2[0]))
             gen.append(t)
-            if t in STOP_IDS or len(gen) >= GREEDY_MAX_NEW:
+            if is_stop(t) or len(gen) >= GREEDY_MAX_NEW:
                 break
             decode(L, ctx, [t], len(ids) + len(gen) - 1, "last")
-        body = gen[:-1] if gen[-1] in STOP_IDS else gen
+        body = gen[:-1] if is_stop(gen[-1]) else gen
         text = detokenize(L, vocab, body, False)
         shown = detokenize(L, vocab, gen, True).decode("utf-8", "replace")
         mstep = int(np.argmin(margins))
         out_lines.append("# prompt %d: %r\n# output %d (%d tokens, specials shown): %r\n"
                          "# smallest top1-top2 logit margin: %.4f at step %d\n"
                          % (k, rendered, k, len(gen), shown, margins[mstep], mstep))
-        out_lines.append("%s\t%s\t%s\t%s\n" % (rendered.encode("utf-8").hex(), " ".join(map(str, ids)),
-                                               " ".join(map(str, gen)), text.hex()))
+        out_lines.append("%s\t%s\t%s\t%s\t%s\n" % (rendered.encode("utf-8").hex(), " ".join(map(str, ids)),
+                                                   " ".join(map(str, gen)), text.hex(),
+                                                   ",".join("%.4f" % x for x in margins)))
         print("prompt %d (%d ids) -> %d tokens (min margin %.4f at step %d): %r"
               % (k, len(ids), len(gen), margins[mstep], mstep, shown))
     L.llama_free(ctx)
@@ -509,12 +612,18 @@ def main():
         f.write("# roofline reference: llama.cpp greedy continuations (bench/ref/gen_model_ref.py)\n")
         for l in prov:
             f.write("# " + l + "\n")
-        f.write("# template: llama.cpp built-in gemma: <start_of_turn>user\\n{[system\\n\\n]user}<end_of_turn>\\n"
-                "<start_of_turn>model\\n; BOS added by the tokenizer (add_special=true, parse_special=true)\n")
+        if gemma:
+            f.write("# template: llama.cpp built-in gemma: <start_of_turn>user\\n{[system\\n\\n]user}<end_of_turn>\\n"
+                    "<start_of_turn>model\\n; BOS added by the tokenizer (add_special=true, parse_special=true)\n")
+        else:
+            f.write("# template: ChatML: [<|im_start|>system\\n{system}<|im_end|>\\n]<|im_start|>user\\n{user}<|im_end|>\\n"
+                    "<|im_start|>assistant\\n; tokenized with add_special=true (this vocabulary adds BOS: %s), "
+                    "parse_special=true\n" % bool(add_bos))
         f.write("# decoding: prompt in one llama_decode batch (logits for the last position only), then one token per "
                 "llama_decode; next token = argmax of the float32 logits (lowest id on ties); no sampler/penalties; "
                 "at most %d new tokens; stop after emitting %s (included in generated ids)\n"
-                % (GREEDY_MAX_NEW, " or ".join(map(str, STOP_IDS))))
+                % (GREEDY_MAX_NEW, " or ".join(map(str, STOP_IDS)) if gemma else "an end-of-generation token "
+                   "(llama_vocab_is_eog)"))
         f.write("# context: n_ctx=n_batch=n_ubatch=%d n_seq_max=1 n_threads=n_threads_batch=%d, type_k=%d type_v=%d "
                 "flash_attn_type=%d (defaults); KV cache cleared (llama_memory_clear) before each prompt\n"
                 % (cp.n_ctx, args.threads, cp.type_k, cp.type_v, cp.flash_attn_type))
@@ -522,7 +631,7 @@ def main():
             f.write("# llama.cpp log: " + l + "\n")
         f.write("# columns: hex(rendered prompt UTF-8, no BOS)\tprompt ids\tgenerated ids\t"
                 "hex(llama_detokenize(generated ids minus the final stop token, remove_special=false, "
-                "unparse_special=false))\n")
+                "unparse_special=false))\ttop1-top2 logit margin at each generated step\n")
         for l in out_lines:
             f.write(l)
 

@@ -7,7 +7,9 @@ metrics tests/unit/test_model_ref.c applies to roofline: teacher-forced top-1 ag
 ref_text, mean |logit difference| over the default run's top-32 ids of each position (ids the
 variant also lists), perplexity, and greedy continuations identical out of 10. These figures are
 the floor below which a comparison with llama.cpp measures rounding, not correctness
-(docs/correctness.md). Usage: python3 bench/ref/noise_floor.py [--keep DIR]
+(docs/correctness.md). Usage: python3 bench/ref/noise_floor.py [--model GGUF] [--keep DIR]
+(--model: the file to study, default the embedded Gemma 3 model; gen_model_ref.py picks the text,
+template and stop tokens by its architecture.)
 """
 import argparse, math, os, subprocess, sys, tempfile
 
@@ -33,17 +35,20 @@ def load_greedy(path):
     return [l.split("\t")[2] for l in open(path) if not l.startswith("#") and l.strip()]
 
 
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--keep", help="write the variants' reference files here instead of a temp dir")
+    ap.add_argument("--model", help="GGUF file (default: gen_model_ref.py's default, the Gemma 3 model)")
     args = ap.parse_args()
     base = args.keep or tempfile.mkdtemp(prefix="roofline-noise-")
     variants = {"default": [], "no-repack": ["--no-repack"], "no-flash-attn": ["--no-flash-attn"]}
     for name, flags in variants.items():
         out = os.path.join(base, name)
         os.makedirs(out, exist_ok=True)
+        model = ["--model", args.model] if args.model else []
         subprocess.run([sys.executable, os.path.join(HERE, "gen_model_ref.py"), "--skip-perplexity-tool",
-                        "--out-dir", out] + flags, check=True, stdout=subprocess.DEVNULL)
+                        "--out-dir", out] + model + flags, check=True, stdout=subprocess.DEVNULL)
     ref = os.path.join(base, "default")
     a = load_teacher(os.path.join(ref, "ref_teacher.tsv"))
     ga = load_greedy(os.path.join(ref, "ref_greedy.tsv"))

@@ -30,20 +30,22 @@ extern "C" {
 typedef struct rf_engine rf_engine;
 
 typedef struct rf_engine_params {
-    const char *model_path;  /* GGUF file */
-    int32_t n_threads;       /* 0: physical cores */
-    int32_t max_seqs;        /* requests decoded together (batch slots); default 16 */
-    int32_t n_ctx;           /* most positions one request may use (prompt + output);
-                              * 0: min(training context, 4096) */
-    int64_t kv_budget;       /* positions the KV memory holds across running requests;
-                              * 0: max_seqs * n_ctx. A request is admitted only when its
-                              * worst case (prompt + max_tokens) fits what is left */
-    int32_t max_step_tokens; /* most tokens in one forward step; default 512 */
-    int32_t prefill_chunk;   /* prompt tokens per step while other requests are decoding, so
-                              * a long prompt does not stall them; default 64 */
-    int32_t max_queue;       /* waiting requests beyond which submit answers RF_ERR_BUSY;
-                              * default 256 */
-    int32_t isa;             /* -1: the best kernels this CPU runs; else an rf_isa value */
+    const char *model_path;    /* GGUF file */
+    int32_t n_threads;         /* 0: physical cores */
+    int32_t max_seqs;          /* requests decoded together (batch slots); default 16 */
+    int32_t n_ctx;             /* most positions one request may use (prompt + output);
+                                * 0: min(training context, 4096) */
+    int64_t kv_budget;         /* positions the KV memory holds across running requests;
+                                * 0: max_seqs * n_ctx. A request is admitted only when its
+                                * worst case (prompt + max_tokens) fits what is left */
+    int32_t max_step_tokens;   /* most tokens in one forward step; default 512 */
+    int32_t prefill_chunk;     /* prompt tokens per step while other requests are decoding, so
+                                * a long prompt does not stall them; default 64 */
+    int32_t max_queue;         /* waiting requests beyond which submit answers RF_ERR_BUSY;
+                                * default 256 */
+    int32_t isa;               /* -1: the best kernels this CPU runs; else an rf_isa value */
+    const char *chat_template; /* force a chat family ("gemma", "chatml", "qwen"); NULL: the
+                                * one the file's template is recognised as */
 } rf_engine_params;
 
 rf_engine_params rf_engine_default_params(void);
@@ -55,9 +57,10 @@ void rf_engine_close(rf_engine *e);
 
 typedef struct rf_engine_info {
     const char *model_path;
-    const char *model_name; /* general.name (a printable excerpt: control bytes and invalid
-                             * UTF-8 become '?'), or the file's base name */
-    const char *arch;       /* "gemma3" */
+    const char *model_name;    /* general.name (a printable excerpt: control bytes and invalid
+                                * UTF-8 become '?'), or the file's base name */
+    const char *arch;          /* "gemma3", "qwen2", "llama" */
+    const char *chat_template; /* the chat family used: "gemma", "chatml", "qwen", "unknown" */
     int32_t n_vocab, n_ctx, n_ctx_train, max_seqs, n_threads;
     int64_t kv_budget;
     uint64_t kv_bytes;     /* memory allocated for the KV cache */
@@ -80,14 +83,37 @@ int64_t rf_engine_detokenize(const rf_engine *e, const int32_t *ids, int64_t n, 
                              int64_t cap);
 
 typedef struct rf_message {
-    const char *role; /* system, developer, user, assistant, tool */
-    const char *content;
+    const char *role;         /* system, developer, user, assistant, tool */
+    const char *content;      /* NULL only for an assistant turn that only calls tools */
+    const char *tool_calls;   /* assistant: the OpenAI tool_calls array as JSON text, or NULL */
+    const char *tool_call_id; /* tool: the call it answers, or NULL */
 } rf_message;
 
-/* Renders a conversation with the model's chat template into *out (malloc'd, NUL-terminated;
- * caller frees). add_generation_prompt appends the opening of the assistant's turn. */
+/* Renders a conversation (and tools_json, an OpenAI "tools" array as JSON text, or NULL) with
+ * the model's chat template, in the model's own tool format, into *out (malloc'd,
+ * NUL-terminated; caller frees). add_generation_prompt appends the opening of the assistant's
+ * turn. RF_ERR_UNSUPPORTED when the model's template is of no family roofline renders. */
 rf_status rf_engine_chat_prompt(const rf_engine *e, const rf_message *msgs, size_t n,
-                                bool add_generation_prompt, char **out, rf_error *err);
+                                const char *tools_json, bool add_generation_prompt, char **out,
+                                rf_error *err);
+
+/* A reply read for tool calls in the model's own format (and, as several vLLM parsers accept,
+ * a bare JSON object naming a declared tool with an "arguments" object). */
+typedef struct rf_reply_call {
+    char *name;
+    char *arguments; /* compact JSON object text */
+} rf_reply_call;
+
+typedef struct rf_reply {
+    rf_reply_call *calls;
+    int32_t n_calls;
+    const char *form; /* "none", "tagged", "bare_json", "prompt_json" (static) */
+    char *content;    /* the text outside the calls, or NULL */
+} rf_reply;
+
+rf_status rf_engine_parse_reply(const rf_engine *e, const char *text, size_t len,
+                                const char *tools_json, rf_reply *out, rf_error *err);
+void rf_reply_free(rf_reply *r);
 
 /* ---- requests ---- */
 

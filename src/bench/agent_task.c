@@ -2,6 +2,7 @@
  * output line (rules and ownership in agent_task.h). */
 #include "bench/agent_task.h"
 #include "util/file.h"
+#include "util/json_kind.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -269,27 +270,6 @@ static bool value_is(const char *type, const json_t *v) {
     if (strcmp(type, "object") == 0) return json_is_object(v);
     if (strcmp(type, "null") == 0) return json_is_null(v);
     return false;
-}
-
-static const char *json_type_name(const json_t *v) {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-        return "integer";
-    case JSON_REAL:
-        return "number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "boolean";
-    case JSON_NULL:
-        return "null";
-    }
-    return "?";
 }
 
 /* Does v match the property schema s ("type" a string or an array of strings; "items")? */
@@ -800,7 +780,7 @@ static void analyse_call(const rf_agent_task *t, const char *name, const char *a
                   je.column);
         } else if (!json_is_object(ci->args)) {
             set_v(ci, RF_CALL_INVALID_JSON, "arguments are a JSON %s, not an object",
-                  json_type_name(ci->args));
+                  rf_json_type_name(ci->args));
             json_decref(ci->args);
             ci->args = NULL;
         }
@@ -828,7 +808,7 @@ static void analyse_call(const rf_agent_task *t, const char *name, const char *a
             char td[64];
             type_desc(s, td, sizeof td);
             set_v(ci, RF_CALL_WRONG_TYPE, "parameter '%s' should be %s, got %s", key, td,
-                  json_type_name(val));
+                  rf_json_type_name(val));
         }
     }
     if (!ci->has_cond) set_v(ci, RF_CALL_BAD_FILTER, "%s", ci->cond_err);

@@ -104,6 +104,8 @@ typedef struct rf_bk_result {
     int32_t client_tokens;     /* counted by the client (engine: exact; HTTP: -1 unless the
                                 * driver re-tokenizes) */
     char finish_reason[24];
+    char call_form[16]; /* how the tool calls were written: "tagged", "bare_json",
+                         * "prompt_json" (local backend); "" when unknown or none */
     int http_status;
     rf_bk_error err;
     char err_msg[512]; /* valid UTF-8 always: cut on a character, unprintable bytes as \xNN */

@@ -4,10 +4,11 @@
  * they would in a server. The engine calls back on its own thread; each event is copied and
  * posted to the loop, where it is applied to the request's result: one content event per
  * generated token (tokens counted exactly), text appended, usage from the engine's counts, and
- * tool calls recognised in the reply when the request carried tools (engine/toolcall.h).
- * Conversations with tools are rendered for Gemma as its template has no tool role: tool
- * results become user turns wrapped in <tool_response>, and earlier calls assistant turns with
- * the call's JSON.
+ * tool calls recognised in the reply when the request carried tools. Conversations and tools are
+ * rendered in each model's own format and replies read back in it through the engine's public
+ * API (rf_engine_chat_prompt, rf_engine_parse_reply): Qwen2.5's <tools>/<tool_call> section,
+ * a JSON object described in the prompt for Gemma and plain ChatML. Each call's form (tagged,
+ * bare JSON, prompt JSON) goes into the result, and so into the record.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -15,7 +16,6 @@
 #include <string.h>
 
 #include "bench/backend.h"
-#include "engine/toolcall.h"
 #include "model/registry.h"
 #include "roofline/engine.h"
 #include "util/clock.h"
@@ -111,21 +111,28 @@ static void deliver(void *user) {
         break;
     }
     if (req->tools && r->err == RF_BK_OK) {
-        char *name = NULL, *args = NULL;
-        if (rf_toolcall_parse((const char *)r->text.data, r->text.len, req->tools, &name, &args)) {
-            r->calls = calloc(1, sizeof *r->calls);
-            if (r->calls) {
-                char id[32];
-                snprintf(id, sizeof id, "call_%llu", (unsigned long long)lr->id);
-                r->calls[0] = (rf_bk_tool_call){strdup(id), name, args, (int64_t)strlen(args)};
-                r->n_calls = 1;
-                snprintf(r->finish_reason, sizeof r->finish_reason, "tool_calls");
-                rf_buf_reset(&r->text); /* the reply was the call, not content */
-            } else {
-                free(name);
-                free(args);
+        /* the reply in the model's own tool format (rf_engine_parse_reply) */
+        rf_reply rp;
+        rf_error perr = {0};
+        if (rf_engine_parse_reply(lr->b->e, (const char *)r->text.data, r->text.len, req->tools,
+                                  &rp, &perr) != RF_OK) {
+            rf_bk_fail(r, RF_BK_CLIENT, "client out of memory");
+        } else if (rp.n_calls > 0) {
+            r->calls = calloc((size_t)rp.n_calls, sizeof *r->calls);
+            for (int32_t i = 0; r->calls && i < rp.n_calls; i++) {
+                char id[48];
+                snprintf(id, sizeof id, "call_%llu_%d", (unsigned long long)lr->id, (int)i);
+                r->calls[i] = (rf_bk_tool_call){strdup(id), rp.calls[i].name, rp.calls[i].arguments,
+                                                (int64_t)strlen(rp.calls[i].arguments)};
+                rp.calls[i].name = rp.calls[i].arguments = NULL;
+                r->n_calls++;
             }
+            snprintf(r->finish_reason, sizeof r->finish_reason, "tool_calls");
+            snprintf(r->call_form, sizeof r->call_form, "%s", rp.form);
+            rf_buf_reset(&r->text); /* the content is what is outside the calls */
+            if (rp.content) rf_bk_result_text(req, rp.content, strlen(rp.content));
         }
+        rf_reply_free(&rp);
     }
     lr->b->in_flight--;
     lr->finished = 1;
@@ -154,65 +161,19 @@ static void on_event(void *user, const rf_event *e) {
     rf_loop_post(lr->b->base.loop, deliver, ev);
 }
 
-/* {"name": ..., "parameters": ...} of the first call in an OpenAI tool_calls array. */
-static char *first_call_text(const char *tool_calls) {
-    json_t *a = json_loads(tool_calls, 0, NULL);
-    json_t *f = json_object_get(json_array_get(a, 0), "function");
-    const char *name = json_string_value(json_object_get(f, "name"));
-    const char *args = json_string_value(json_object_get(f, "arguments"));
-    char *s = rf_toolcall_render(name ? name : "", args ? args : "{}");
-    json_decref(a);
-    return s;
-}
-
-/* Renders the request's conversation into prompt text for the model's template. */
+/* Renders the request's conversation (and tools) with the model's template, in its own tool
+ * format (rf_engine_chat_prompt). */
 static rf_status render(local_backend *b, rf_bk_request *req, char **prompt, rf_error *err) {
     int32_t n = req->n_msgs;
     rf_message *m = calloc((size_t)n + 1, sizeof *m);
-    char **owned = calloc((size_t)n + 1, sizeof *owned);
-    rf_buf sys;
-    rf_buf_init(&sys, 0);
-    rf_status st = RF_OK;
-    if (!m || !owned) {
-        st = rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    int32_t k = 0;
-    if (req->tools) { /* tool instructions join the system message */
-        for (int32_t i = 0; i < n; i++)
-            if (!strcmp(req->msgs[i].role, "system") && req->msgs[i].content) {
-                rf_buf_append_str(&sys, req->msgs[i].content);
-                rf_buf_append_str(&sys, "\n\n");
-            }
-        st = rf_toolcall_instructions(req->tools, &sys, err);
-        if (!st) st = rf_buf_terminate(&sys);
-        if (st) goto out;
-        m[k++] = (rf_message){"system", (const char *)sys.data};
-    }
+    if (!m) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
     for (int32_t i = 0; i < n; i++) {
         const rf_bk_message *x = &req->msgs[i];
-        if (req->tools && !strcmp(x->role, "system")) continue;
-        if (!strcmp(x->role, "tool")) {
-            size_t len = strlen(x->content ? x->content : "") + 64;
-            owned[i] = malloc(len);
-            if (owned[i])
-                snprintf(owned[i], len, "<tool_response>\n%s\n</tool_response>",
-                         x->content ? x->content : "");
-            m[k++] = (rf_message){"user", owned[i] ? owned[i] : ""};
-        } else if (!strcmp(x->role, "assistant") && x->tool_calls && !x->content) {
-            /* replay the first call as the JSON the model would have written */
-            owned[i] = first_call_text(x->tool_calls);
-            m[k++] = (rf_message){"assistant", owned[i] ? owned[i] : ""};
-        } else {
-            m[k++] = (rf_message){x->role, x->content ? x->content : ""};
-        }
+        m[i] = (rf_message){x->role, x->content, x->tool_calls, x->tool_call_id};
+        if (!m[i].content && !(x->tool_calls && !strcmp(x->role, "assistant"))) m[i].content = "";
     }
-    st = rf_engine_chat_prompt(b->e, m, (size_t)k, true, prompt, err);
-out:
-    for (int32_t i = 0; owned && i <= n; i++) free(owned[i]);
-    free(owned);
+    rf_status st = rf_engine_chat_prompt(b->e, m, (size_t)n, req->tools, true, prompt, err);
     free(m);
-    rf_buf_free(&sys);
     return st;
 }
 

@@ -37,6 +37,7 @@
 #define RF_BENCH_MAX_SCHEDULE_S 1e7 /* a Poisson schedule's span (115 days) */
 #define RF_BENCH_PATH_MAX       4096
 #define RF_SUITE_COUNT          5 /* speed, load, accuracy, agent, probe */
+enum { RF_SUITE_SPEED, RF_SUITE_LOAD, RF_SUITE_ACCURACY, RF_SUITE_AGENT, RF_SUITE_PROBE };
 
 typedef struct rf_bench_backend {
     rf_backend_cfg cfg;     /* name, uri, model, api_key_env, threads, ... */
@@ -50,9 +51,16 @@ typedef struct rf_bench_backend {
     const char *model_file;     /* the served model's weights (GGUF or safetensors), for the
                                  * roofline's bytes per token of a remote backend */
     double bytes_per_token;     /* or the bytes read per decoded token, given (0: unknown) */
+    unsigned suites;            /* the run's suites this backend takes part in: a bit per
+                                 * RF_SUITE_* (0: all of them) */
     rf_backend *b;              /* NULL when it failed to open (open_error says why) */
     char open_error[RF_ERROR_MSG_MAX];
 } rf_bench_backend;
+
+/* Whether backend bb takes part in suite k (RF_SUITE_*). */
+static inline bool rf_bench_backend_runs(const rf_bench_backend *bb, int k) {
+    return !bb->suites || (bb->suites >> k) & 1u;
+}
 
 typedef struct rf_run_desc {
     rf_bench_backend backends[RF_BENCH_MAX_BACKENDS];
@@ -87,9 +95,9 @@ typedef struct rf_run_desc {
     bool aba_speed, aba_load;  /* suites run in each A/B/A phase */
     bool suites_set;           /* a suite list was given (file or flag) */
     /* output */
-    const char *out_dir;  /* runs/<timestamp> by default */
-    bool resume;          /* continue the run in out_dir (its records are kept and reused) */
-    bool membw;           /* measure the memory bandwidth once per run for local backends */
+    const char *out_dir; /* runs/<timestamp> by default */
+    bool resume;         /* continue the run in out_dir (its records are kept and reused) */
+    bool membw;          /* measure the memory bandwidth once per run for local backends */
     /* goodput SLOs for the report (ms; 0: not given), and the share of good requests a level
      * needs to meet them (0: 0.9) */
     double slo_ttft_ms, slo_tpot_ms, slo_e2e_ms, slo_attainment;

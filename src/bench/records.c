@@ -187,8 +187,8 @@ static json_t *ms_since(int64_t t0, int64_t t) {
     return t ? json_real((double)(t - t0) / 1e6) : json_null();
 }
 
-char *rf_record_key_make(const char *phase, const char *suite, const char *backend,
-                         long long level, long long index) {
+char *rf_record_key_make(const char *phase, const char *suite, const char *backend, long long level,
+                         long long index) {
     char *k = NULL;
     /* unit separators: no field of a key can contain one (names are checked text) */
     if (asprintf(&k, "%s\x1f%s\x1f%s\x1f%lld\x1f%lld", phase ? phase : "", suite, backend, level,
@@ -207,7 +207,7 @@ char *rf_record_key_of(const json_t *rec) {
     json_t *lv = json_object_get(rec, "level_index"), *ix = json_object_get(rec, "index");
     if (!suite || !backend || !json_is_integer(lv) || !json_is_integer(ix)) return NULL;
     return rf_record_key_make(json_string_value(json_object_get(rec, "phase")), suite, backend,
-                    (long long)json_integer_value(lv), (long long)json_integer_value(ix));
+                              (long long)json_integer_value(lv), (long long)json_integer_value(ix));
 }
 
 json_t *rf_record_of_send(const rf_send *s, const rf_record_ctx *c) {
@@ -291,6 +291,7 @@ json_t *rf_record_of_send(const rf_send *s, const rf_record_ctx *c) {
             json_array_append_new(calls, cj);
         }
         json_object_set_new(o, "tool_calls", calls);
+        if (r->call_form[0]) json_object_set_new(o, "call_form", json_string(r->call_form));
     }
     if (s->grade) json_object_update(o, s->grade);
     return o;
@@ -409,6 +410,8 @@ rf_status rf_record_restore(const json_t *rec, rf_send *s, int64_t base_ns, rf_e
                                                       : 0;
         }
     }
+    const char *form = json_string_value(json_object_get(rec, "call_form"));
+    if (form) snprintf(r->call_form, sizeof r->call_form, "%s", form);
     s->warmup = json_is_true(json_object_get(rec, "warmup"));
     return c.st;
 }

@@ -7,11 +7,11 @@
 
 typedef rf_status (*suite_fn)(rf_bench *, rf_bench_backend *, rf_error *);
 
-static rf_status run_suite(rf_bench *b, suite_fn fn, rf_error *err) {
+static rf_status run_suite(rf_bench *b, int k, suite_fn fn, rf_error *err) {
     rf_run_desc *d = rf_bench_run(b);
     for (int i = 0; i < d->n_backends && !rf_bench_stopped(b); i++) {
         rf_bench_backend *bb = &d->backends[i];
-        if (!bb->b) continue;
+        if (!bb->b || !rf_bench_backend_runs(bb, k)) continue;
         rf_status st = fn(b, bb, err);
         if (st) return st;
     }
@@ -46,11 +46,11 @@ static rf_status run_aba(rf_bench *b, rf_error *err) {
 rf_status rf_bench_run_all(rf_bench *b, rf_error *err) {
     rf_run_desc *d = rf_bench_run(b);
     rf_status st = RF_OK;
-    if (!st && d->speed) st = run_suite(b, rf_suite_speed, err);
-    if (!st && d->load) st = run_suite(b, rf_suite_load, err);
-    if (!st && d->accuracy) st = run_suite(b, rf_suite_accuracy, err);
-    if (!st && d->agent) st = run_suite(b, rf_suite_agent, err);
-    if (!st && d->probe) st = run_suite(b, rf_suite_probe, err);
+    if (!st && d->speed) st = run_suite(b, RF_SUITE_SPEED, rf_suite_speed, err);
+    if (!st && d->load) st = run_suite(b, RF_SUITE_LOAD, rf_suite_load, err);
+    if (!st && d->accuracy) st = run_suite(b, RF_SUITE_ACCURACY, rf_suite_accuracy, err);
+    if (!st && d->agent) st = run_suite(b, RF_SUITE_AGENT, rf_suite_agent, err);
+    if (!st && d->probe) st = run_suite(b, RF_SUITE_PROBE, rf_suite_probe, err);
     if (!st && d->aba) st = run_aba(b, err);
     return st;
 }

@@ -6,16 +6,19 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void rf_runfile_help(FILE *f) {
     fputs(
         "usage: roofline bench [--run FILE] [options]\n"
         "\n"
-        "Sends the same work to one or more backends and writes a scoreboard. With no arguments:\n"
-        "the embedded model in-process (backend \"local\"), suites speed, load (1, 4, 16),\n"
-        "accuracy, agent and probe. Results go to runs/<UTC time>/: records.jsonl (one line per\n"
-        "request, appended and flushed as each completes), summary.json and scoreboard.md. Ctrl-C\n"
-        "stops the run and writes the summary of what finished.\n"
+        "Sends the same work to one or more backends and writes a scoreboard and a report. With\n"
+        "no --run and no --backend: data/runs/default.json, the embedded models in-process side\n"
+        "by side (Qwen2.5-Coder 0.5B and Gemma 3 270M: speed, load at 1, 4, 16, accuracy, agent,\n"
+        "probe; SmolLM2 135M: speed and accuracy). Results go to runs/<UTC time>/: run.json,\n"
+        "records.jsonl (one line per request, written as each completes), runlog.jsonl, and the\n"
+        "report computed from them: summary.json, report.md (printed), report.html, csv/.\n"
+        "Ctrl-C stops the run and reports what finished; --resume continues it.\n"
         "\n"
         "Options (they override the run file's values):\n"
         "  --run FILE            a JSON run description (schema below)\n"
@@ -71,7 +74,8 @@ void rf_runfile_help(FILE *f) {
         "                          (instance: a name of data/prices.json)\n"
         "                \"hardware\": {\"name\": \"NVIDIA L4\", \"mem_bw_gbs\": 300, \"mem_gb\": "
         "24},\n"
-        "                \"model_file\": \"gemma.gguf\", \"bytes_per_token\": 0}],\n"
+        "                \"model_file\": \"gemma.gguf\", \"bytes_per_token\": 0,\n"
+        "                \"suites\": [\"speed\"]}],  (the suites this backend is in; default all)\n"
         "                (model_file or bytes_per_token: the roofline's bytes per decoded token)\n"
         "  \"suites\": [\"speed\", \"load\", \"accuracy\", \"agent\", \"probe\"],   (not empty)\n"
         "  \"speed\": {\"runs\": 3, \"max_tokens\": 512, \"prompt\": \"...\"},\n"
@@ -165,6 +169,14 @@ static rf_status get_str(ctx *c, const char *path, json_t *o, const char *key, c
     return RF_OK;
 }
 
+static int suite_of(const char *s) {
+    static const char *const names[RF_SUITE_COUNT] = {"speed", "load", "accuracy", "agent",
+                                                      "probe"};
+    for (int k = 0; s && k < RF_SUITE_COUNT; k++)
+        if (!strcmp(s, names[k])) return k;
+    return -1;
+}
+
 static rf_status set_suite(ctx *c, rf_run_desc *d, const char *path, const char *s) {
     if (!strcmp(s, "speed"))
         d->speed = true;
@@ -191,7 +203,7 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
         "name",     "uri",        "model",           "api_key_env", "threads",
         "max_seqs", "n_ctx",      "timeout_s",       "stall_s",     "price",
         "hardware", "extra_body", "max_reply_bytes", "model_file",  "bytes_per_token",
-        NULL};
+        "suites",   NULL};
     rf_status st = only_keys(c, path, o, keys);
     if (!st) st = get_str(c, path, o, "name", &bb->cfg.name);
     if (!st) st = get_str(c, path, o, "uri", &bb->cfg.uri);
@@ -210,6 +222,20 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
         st = bad(c, p, "expected a whole number of bytes");
     }
     if (!st) st = get_str(c, path, o, "model_file", &bb->model_file);
+    json_t *bs = json_object_get(o, "suites");
+    if (!st && bs) {
+        char p[96];
+        snprintf(p, sizeof p, "%s.suites", path);
+        if (!json_is_array(bs) || !json_array_size(bs))
+            return bad(c, p, "expected a non-empty array of suite names");
+        size_t si;
+        json_t *v;
+        json_array_foreach(bs, si, v) {
+            int k = suite_of(json_string_value(v));
+            if (k < 0) return bad(c, p, "unknown suite (speed, load, accuracy, agent, probe)");
+            bb->suites |= 1u << k;
+        }
+    }
     if (!st) st = get_num(c, path, o, "bytes_per_token", 0, 1e15, &bb->bytes_per_token);
     if (st) return st;
     bb->cfg.max_reply_bytes = (int64_t)cap;
@@ -539,6 +565,20 @@ static rf_status parse_args(int argc, char **argv, rf_runfile *rf, int *want_hel
         for (int i = 1; i < argc; i++)
             if (!strcmp(argv[i], "--no-progress")) d->progress = false;
     }
+    /* no run file and no backend: the default run (data/runs/default.json: the embedded models
+     * side by side), which the flags then adjust */
+    bool described = resume != NULL;
+    for (int i = 1; i < argc; i++)
+        described |= !strcmp(argv[i], "--run") || !strcmp(argv[i], "--backend");
+    if (!described) {
+        char path[RF_BENCH_PATH_MAX];
+        const char *def = rf_bench_data_path(NULL, "runs/default.json", path, sizeof path, err);
+        if (!def) return err->code;
+        if (access(def, R_OK) == 0) {
+            rf_status st = load_file(def, rf, err);
+            if (st) return st;
+        }
+    }
     /* the run files first, in order, so flags override them */
     for (int i = 1; i < argc && !resume; i++)
         if (!strcmp(argv[i], "--run")) {
@@ -794,6 +834,14 @@ json_t *rf_run_desc_to_json(const rf_run_desc *d) {
             json_object_set_new(b, "hardware", hw);
         }
         set_str_opt(b, "model_file", bb->model_file);
+        if (bb->suites) {
+            static const char *const names[RF_SUITE_COUNT] = {"speed", "load", "accuracy", "agent",
+                                                              "probe"};
+            json_t *ss = json_array();
+            for (int k = 0; k < RF_SUITE_COUNT; k++)
+                if (bb->suites >> k & 1u) json_array_append_new(ss, json_string(names[k]));
+            json_object_set_new(b, "suites", ss);
+        }
         if (bb->bytes_per_token > 0)
             json_object_set_new(b, "bytes_per_token", json_real(bb->bytes_per_token));
         json_array_append_new(bs, b);

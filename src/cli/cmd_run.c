@@ -21,6 +21,7 @@ typedef struct run_opts {
     bool seed_set;
     bool profile;
     int isa;
+    const char *chat_template; /* --chat-template: force a family */
 } run_opts;
 
 typedef struct run_stats {
@@ -39,6 +40,8 @@ static void usage(void) {
            "  --chat       wrap PROMPT as one user turn in the model's chat template; without -p,\n"
            "               an interactive conversation on stdin\n"
            "  --system T   system message for --chat\n"
+           "  --chat-template F  render --chat as F (gemma, chatml, qwen) whatever the file's\n"
+           "               template is\n"
            "  -n N         tokens to generate (default 256; -1: until end of turn or context)\n"
            "  --temp T     temperature (default 0.8; 0 = greedy)\n"
            "  --top-k K    keep the K most likely tokens (default 40; 0 = off)\n"
@@ -80,6 +83,8 @@ static bool parse_args(int argc, char **argv, run_opts *o, int *rc) {
             o->prompt = v;
         else if (!strcmp(a, "--system"))
             o->system = v;
+        else if (!strcmp(a, "--chat-template"))
+            o->chat_template = v;
         else if (!strcmp(a, "-n")) {
             if (!cli_parse_int("run", "-n", v, -1, 1 << 24, &o->n_predict)) return false;
         } else if (!strcmp(a, "-t")) {
@@ -264,9 +269,10 @@ static int run_once(rf_context *c, rf_sampler *smp, const rf_model *m, const run
     run_stats stats = {0};
     rf_status st;
     if (o->chat) {
-        rf_chat_msg msgs[2] = {{"system", o->system ? o->system : ""}, {"user", o->prompt}};
-        st = rf_chat_render(rf_model_chat_format(m), o->system ? msgs : msgs + 1, o->system ? 2 : 1,
-                            true, &text, &err);
+        rf_chat_msg msgs[2] = {{"system", o->system ? o->system : "", NULL, NULL},
+                               {"user", o->prompt, NULL, NULL}};
+        st = rf_chat_render(rf_model_chat_template(m), o->system ? msgs : msgs + 1,
+                            o->system ? 2 : 1, NULL, true, &text, &err);
     } else {
         st = rf_buf_append_str(&text, o->prompt);
         if (!st) st = rf_buf_terminate(&text);
@@ -310,7 +316,7 @@ static int run_chat(rf_context *c, rf_sampler *smp, const rf_model *m, const run
     if (o->system) {
         msgs = malloc(sizeof *msgs);
         if (!msgs) return RF_EXIT_FAIL;
-        msgs[0] = (rf_chat_msg){"system", strdup(o->system)};
+        msgs[0] = (rf_chat_msg){"system", strdup(o->system), NULL, NULL};
         n_msgs = 1;
     }
     fprintf(stderr, "roofline chat: type a message, an empty line or Ctrl-D ends.\n");
@@ -322,10 +328,10 @@ static int run_chat(rf_context *c, rf_sampler *smp, const rf_model *m, const run
         rf_chat_msg *p = realloc(msgs, (n_msgs + 2) * sizeof *p);
         if (!p) break;
         msgs = p;
-        msgs[n_msgs++] = (rf_chat_msg){"user", strdup(line)};
+        msgs[n_msgs++] = (rf_chat_msg){"user", strdup(line), NULL, NULL};
         rf_buf text;
         rf_buf_init(&text, 0);
-        st = rf_chat_render(rf_model_chat_format(m), msgs, n_msgs, true, &text, &err);
+        st = rf_chat_render(rf_model_chat_template(m), msgs, n_msgs, NULL, true, &text, &err);
         if (!st) st = tokenize(tok, (const char *)text.data, &ids, &n_ids, &err);
         rf_buf_free(&text);
         if (st) break;
@@ -364,7 +370,7 @@ static int run_chat(rf_context *c, rf_sampler *smp, const rf_model *m, const run
         if (!reply) break;
         rf_tokenizer_decode(tok, cached + before, n_cached - before, false, reply,
                             (n_cached - before) * 64 + 1);
-        msgs[n_msgs++] = (rf_chat_msg){"assistant", reply};
+        msgs[n_msgs++] = (rf_chat_msg){"assistant", reply, NULL, NULL};
         n_cached = rf_context_seq_len(c, 0);
         fputs("\n", stdout);
         total.n_prompt += s.n_prompt;
@@ -393,6 +399,15 @@ int cli_run(int argc, char **argv) {
     rf_context *c = NULL;
     rf_sampler *smp = NULL;
     rf_status st = rf_model_load(o.model, &m, &err);
+    if (!st && o.chat_template) {
+        rf_chat_family fam;
+        if (rf_chat_family_parse(o.chat_template, &fam))
+            rf_model_set_chat_family(m, fam);
+        else
+            st = rf_error_set(&err, RF_ERR_ARG,
+                              "--chat-template: unknown family '%s' (gemma, chatml, qwen)",
+                              o.chat_template);
+    }
     if (!st) {
         rf_context_params cp = rf_context_default_params();
         cp.n_ctx = (int32_t)o.n_ctx;

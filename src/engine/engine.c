@@ -6,6 +6,7 @@
 #include "analysis/roofline.h"
 #include "engine/engine_int.h"
 #include "model/chat.h"
+#include "model/toolcall.h"
 #include "util/clock.h"
 #include "util/file.h"
 
@@ -85,6 +86,16 @@ rf_status rf_engine_open(const rf_engine_params *params, rf_engine **out, rf_err
     pthread_cond_init(&e->cv, NULL);
     st = rf_model_load(params->model_path, &e->model, err);
     if (st) goto fail;
+    if (params->chat_template) {
+        rf_chat_family fam;
+        if (!rf_chat_family_parse(params->chat_template, &fam)) {
+            st = rf_error_set(err, RF_ERR_ARG,
+                              "engine: unknown chat template '%.40s' (gemma, chatml, qwen)",
+                              params->chat_template);
+            goto fail;
+        }
+        rf_model_set_chat_family(e->model, fam);
+    }
     rf_context_params cp = rf_context_default_params();
     cp.n_ctx = params->n_ctx;
     cp.n_seq = params->max_seqs;
@@ -174,6 +185,7 @@ void rf_engine_get_info(const rf_engine *e, rf_engine_info *o) {
     o->model_path = rf_model_path(e->model);
     o->model_name = e->model_name;
     o->arch = hp->arch;
+    o->chat_template = rf_chat_family_name(rf_model_chat_template(e->model)->family);
     o->n_vocab = hp->n_vocab;
     o->n_ctx = e->p.n_ctx;
     o->n_ctx_train = hp->n_ctx_train;
@@ -200,15 +212,18 @@ int64_t rf_engine_detokenize(const rf_engine *e, const int32_t *ids, int64_t n, 
 }
 
 rf_status rf_engine_chat_prompt(const rf_engine *e, const rf_message *msgs, size_t n,
-                                bool add_generation_prompt, char **out, rf_error *err) {
+                                const char *tools_json, bool add_generation_prompt, char **out,
+                                rf_error *err) {
     *out = NULL;
     rf_chat_msg *m = malloc((n ? n : 1) * sizeof *m);
     if (!m) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) m[i] = (rf_chat_msg){msgs[i].role, msgs[i].content};
+    for (size_t i = 0; i < n; i++)
+        m[i] =
+            (rf_chat_msg){msgs[i].role, msgs[i].content, msgs[i].tool_calls, msgs[i].tool_call_id};
     rf_buf b;
     rf_buf_init(&b, 0);
-    rf_status st =
-        rf_chat_render(rf_model_chat_format(e->model), m, n, add_generation_prompt, &b, err);
+    rf_status st = rf_chat_render(rf_model_chat_template(e->model), m, n, tools_json,
+                                  add_generation_prompt, &b, err);
     free(m);
     if (st) {
         rf_buf_free(&b);
@@ -311,4 +326,38 @@ void rf_engine_get_stats(rf_engine *e, rf_engine_stats *out) {
     for (int32_t i = 0; i < e->p.max_seqs; i++) out->running += e->slots[i].state != SLOT_FREE;
     out->kv_reserved = e->kv_reserved;
     pthread_mutex_unlock(&e->mu);
+}
+
+rf_status rf_engine_parse_reply(const rf_engine *e, const char *text, size_t len,
+                                const char *tools_json, rf_reply *out, rf_error *err) {
+    memset(out, 0, sizeof *out);
+    out->form = rf_call_form_name(RF_CALL_FORM_NONE);
+    rf_toolcalls tc;
+    if (rf_toolcalls_parse(rf_model_chat_template(e->model)->family, text, len, tools_json, &tc))
+        return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    out->calls = calloc((size_t)tc.n + 1, sizeof *out->calls);
+    if (!out->calls) {
+        rf_toolcalls_free(&tc);
+        return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    }
+    for (int32_t i = 0; i < tc.n; i++) { /* the strings change hands */
+        out->calls[i] = (rf_reply_call){tc.calls[i].name, tc.calls[i].arguments};
+        tc.calls[i].name = tc.calls[i].arguments = NULL;
+    }
+    out->n_calls = tc.n;
+    out->form = rf_call_form_name(tc.form);
+    out->content = tc.content;
+    tc.content = NULL;
+    rf_toolcalls_free(&tc);
+    return RF_OK;
+}
+
+void rf_reply_free(rf_reply *r) {
+    for (int32_t i = 0; r->calls && i < r->n_calls; i++) {
+        free(r->calls[i].name);
+        free(r->calls[i].arguments);
+    }
+    free(r->calls);
+    free(r->content);
+    memset(r, 0, sizeof *r);
 }

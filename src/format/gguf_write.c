@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kernels/types.h"
+#include "format/types.h"
 #include "util/buf.h"
 
 typedef struct wtensor {

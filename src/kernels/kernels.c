@@ -39,8 +39,11 @@ const rf_kernels rf_kernels_scalar = {
     .cvt_f16_f32 = rf_scalar_cvt_f16_f32,
     .dot_f32 = rf_scalar_dot_f32,
     .axpy_f32 = rf_scalar_axpy_f32,
+    .dot_f32_f16_rows = rf_scalar_dot_f32_f16_rows,
+    .axpy_f16_rows = rf_scalar_axpy_f16_rows,
     .exp_sum = rf_scalar_exp_sum,
     .geglu = rf_scalar_geglu,
+    .swiglu = rf_scalar_swiglu,
     .read_sum = rf_scalar_read_sum,
 };
 

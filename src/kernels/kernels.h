@@ -1,8 +1,8 @@
 /* kernels.h: the run-time-dispatched compute kernels the model code calls.
  *
- * One rf_kernels table per instruction-set level (scalar reference, AVX2, AVX-512); the tables
- * are static constants, chosen once at context creation by CPUID (rf_kernels_best) or by name
- * (for tests and for comparing paths). Every fast kernel has the scalar one as its oracle.
+ * One rf_kernels table per instruction-set level (scalar reference, AVX2, AVX-512, NEON); the
+ * tables are static constants, chosen once at context creation by CPUID (rf_kernels_best) or by
+ * name (for tests and for comparing paths). Every fast kernel has the scalar one as its oracle.
  *
  * Nothing here allocates or keeps state.
  */
@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "kernels/quant.h"
-#include "kernels/types.h"
+#include "format/types.h"
 #include "util/cpu.h"
 
 typedef struct rf_kernels {
@@ -46,12 +46,23 @@ typedef struct rf_kernels {
     float (*dot_f32)(const float *x, const float *y, int n);
     /* acc[i] += a * x[i] for i < n */
     void (*axpy_f32)(float *acc, const float *x, float a, int n);
+    /* Attention over a run of cached f16 rows (row j at h + j * h_stride, n values each):
+     * out[j] = dot_f32(x, f32(row j), n) for j < n_rows, and for j = 0 .. n_rows-1 in order
+     * axpy_f32(acc, f32(row j), a[j], n): exactly the bits of those calls on the widened rows
+     * (f16 to f32 is exact), without the conversions and calls per row */
+    void (*dot_f32_f16_rows)(const float *x, const uint16_t *h, size_t h_stride, int n_rows, int n,
+                             float *out);
+    void (*axpy_f16_rows)(float *acc, const uint16_t *h, size_t h_stride, const float *a,
+                          int n_rows, int n);
     /* x[i] = exp(x[i] - m) for i < n; returns the sum (softmax numerators). The SIMD versions use
      * a polynomial exp accurate to a few ulp; -inf inputs give 0. */
     float (*exp_sum)(float *x, int n, float m);
     /* out[i] = gelu(g[i]) * u[i], gelu read from a 65536-entry binary16 table indexed by the
      * binary16 of g[i] (rf_gelu_table), with g <= -10 -> 0 and g >= 10 -> g, as llama.cpp */
     void (*geglu)(const uint16_t *table, const float *g, const float *u, float *out, int64_t n);
+    /* out[i] = silu(g[i]) * u[i], silu(x) = x / (1 + exp(-x)) (SwiGLU). The scalar one uses expf;
+     * the SIMD ones a polynomial exp (a few ulp), so they agree within ~1e-6 relative */
+    void (*swiglu)(const float *g, const float *u, float *out, int64_t n);
     /* Reads n bytes (n a multiple of 64, p 64-byte aligned) as a streaming load and returns a
      * checksum: the memory-bandwidth yardstick */
     uint64_t (*read_sum)(const void *p, size_t n);
@@ -75,7 +86,12 @@ void rf_scalar_cvt_f16_f32(const uint16_t *h, float *y, int n);
 float rf_scalar_dot_f32(const float *x, const float *y, int n);
 void rf_scalar_axpy_f32(float *acc, const float *x, float a, int n);
 float rf_scalar_exp_sum(float *x, int n, float m);
+void rf_scalar_dot_f32_f16_rows(const float *x, const uint16_t *h, size_t h_stride, int n_rows,
+                                int n, float *out);
+void rf_scalar_axpy_f16_rows(float *acc, const uint16_t *h, size_t h_stride, const float *a,
+                             int n_rows, int n);
 void rf_scalar_geglu(const uint16_t *table, const float *g, const float *u, float *out, int64_t n);
+void rf_scalar_swiglu(const float *g, const float *u, float *out, int64_t n);
 uint64_t rf_scalar_read_sum(const void *p, size_t n);
 #if defined(__x86_64__)
 /* The AVX2 + FMA + F16C pieces (vec_avx2.c), shared by the AVX2 and AVX-512 tables. */
@@ -85,7 +101,12 @@ void rf_avx2_cvt_f16_f32(const uint16_t *h, float *y, int n);
 float rf_avx2_dot_f32(const float *x, const float *y, int n);
 void rf_avx2_axpy_f32(float *acc, const float *x, float a, int n);
 float rf_avx2_exp_sum(float *x, int n, float m);
+void rf_avx2_dot_f32_f16_rows(const float *x, const uint16_t *h, size_t h_stride, int n_rows, int n,
+                              float *out);
+void rf_avx2_axpy_f16_rows(float *acc, const uint16_t *h, size_t h_stride, const float *a,
+                           int n_rows, int n);
 void rf_avx2_geglu(const uint16_t *table, const float *g, const float *u, float *out, int64_t n);
+void rf_avx2_swiglu(const float *g, const float *u, float *out, int64_t n);
 uint64_t rf_avx2_read_sum(const void *p, size_t n);
 #endif
 

@@ -11,11 +11,12 @@
  *  - dot_rows does the integer part of every block exactly (maddubs/madd on the packed quants;
  *    the weight formats' offsets -8/-16/-32 are subtracted as an exact integer correction from
  *    the activation sums), so it differs from the scalar table only by float rounding:
- *    |fast - ref| <= 1e-5 * sum|w_i*a_i|. For Q4_0, Q5_0, Q8_0, Q4_K and Q6_K the float part is
- *    one chain per row over its blocks (super-blocks) in order, acc = fma((float)isum, d * da,
- *    acc) (K-quants: then fnmadd of the min sum with dmin * da), exactly as dot_tile computes
- *    each lane, so dot_tile gives the bits of dot_rows token by token (batch invariance); the
- *    other types accumulate per lane and reduce at the end, and their dot_tile is dot_rows.
+ *    |fast - ref| <= 1e-5 * sum|w_i*a_i|. For the 32-value formats, Q4_K and Q6_K the float part
+ *    is one chain per row over its blocks (super-blocks) in order, acc = fma((float)isum, d * da,
+ *    acc) (Q4_1/Q5_1: then fma(m, s, acc) with the Q8_1 block's s; K-quants: then fnmadd of the
+ *    min sum with dmin * da), exactly as dot_tile computes each lane, so dot_tile gives the bits
+ *    of dot_rows token by token (batch invariance); the other types (Q5_K, floats) accumulate
+ *    per lane and reduce at the end, and their dot_tile is dot_rows.
  *  - Activations must come from quantize_act (|q| <= 127): the sign trick of the Q8_0 dot
  *    relies on it.
  *
@@ -25,85 +26,11 @@
  */
 #if defined(__x86_64__)
 
-#include <immintrin.h>
-#include <string.h>
-
-#include "kernels/kernels.h"
-#include "util/half.h"
-
-#define RF_INLINE static inline __attribute__((always_inline))
-#define NR_MAX    4 /* rows per pass */
+#include "kernels/x86_common.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Small helpers                                                                               */
 /* ------------------------------------------------------------------------------------------ */
-
-RF_INLINE uint16_t ld16(const uint8_t *p) {
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
-RF_INLINE uint32_t ld32(const uint8_t *p) {
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-RF_INLINE float ldf(const uint8_t *p) {
-    float v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-RF_INLINE float h2f(uint16_t h) {
-    return _cvtsh_ss(h);
-}
-
-RF_INLINE __m256i loadu256(const uint8_t *p) {
-    return _mm256_loadu_si256((const __m256i *)(const void *)p);
-}
-
-RF_INLINE __m128i loadu128(const uint8_t *p) {
-    return _mm_loadu_si128((const __m128i *)(const void *)p);
-}
-
-RF_INLINE float hsum_ps(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-RF_INLINE int32_t hsum_epi32(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_cvtsi128_si32(s);
-}
-
-RF_INLINE float hmax_ps(__m256 v) {
-    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_max_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-/* Software prefetch into L2, PF_BYTES ahead rounded up to whole passes: the rows a later pass
- * reads at the same column. Short rows (680 B for the 640-wide Q8_0 head) read four at a time
- * are streams too short for the hardware prefetchers to train on; see kernels_avx512.c. The
- * address is formed as an integer: it may lie past the end of the matrix (harmless). */
-#define PF_BYTES 8192
-
-RF_INLINE size_t pf_distance(int nr, size_t ws) {
-    const size_t pass = (size_t)nr * ws;
-    return pass ? (PF_BYTES + pass - 1) / pass * pass : 0;
-}
-
-RF_INLINE void prefetch_l2(const uint8_t *p, size_t ahead, size_t bytes) {
-    const uintptr_t at = (uintptr_t)p + ahead;
-    for (size_t o = 0; o < bytes; o += 64) _mm_prefetch((const char *)(at + o), _MM_HINT_T1);
-}
 
 /* Sum of u8 x s8 products, four adjacent bytes per int32 lane (u <= 127 or pairs that cannot
  * saturate int16: every caller's levels are <= 63 or the sign trick's |w| <= 128 with |a| <= 127).
@@ -175,19 +102,6 @@ RF_INLINE float quant_q8_32(const float *x, uint8_t *dh, uint8_t *qs, int *sum) 
         *sum = hsum_epi32(
             _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3])));
     return d;
-}
-
-static void quant_q8_0(const float *x, uint8_t *y, int64_t nb) {
-    for (int64_t i = 0; i < nb; i++, x += 32, y += 34) quant_q8_32(x, y, y + 2, NULL);
-}
-
-static void quant_q8_1(const float *x, uint8_t *y, int64_t nb) {
-    for (int64_t i = 0; i < nb; i++, x += 32, y += 36) {
-        int sum;
-        const float d = quant_q8_32(x, y, y + 4, &sum);
-        const uint16_t s = rf_f32_to_f16((float)sum * d);
-        memcpy(y + 2, &s, 2);
-    }
 }
 
 /* Q8_K: m = first element of largest |x| with its sign, iscale = -127/m, q = min(127, rint(v))
@@ -273,101 +187,11 @@ static void quant_bf16(const float *x, uint16_t *y, int64_t n) {
     for (; i < n; i++) y[i] = rf_f32_to_bf16(x[i]);
 }
 
-static void avx2_quantize_act(rf_type act, const float *x, void *dst, int64_t n) {
-    switch (act) {
-    case RF_TYPE_Q8_0:
-        quant_q8_0(x, dst, n / 32);
-        return;
-    case RF_TYPE_Q8_1:
-        quant_q8_1(x, dst, n / 32);
-        return;
-    case RF_TYPE_Q8_K:
-        quant_q8_k(x, dst, n / 256);
-        return;
-    case RF_TYPE_F16:
-        quant_f16(x, dst, n);
-        return;
-    case RF_TYPE_BF16:
-        quant_bf16(x, dst, n);
-        return;
-    default: /* F32 (a copy) and anything else: the reference */
-        rf_ref_quantize_row(act, x, dst, n);
-        return;
-    }
-}
+RF_X86_DEFINE_QUANTIZE_ACT(avx2_quantize_act)
 
 /* ------------------------------------------------------------------------------------------ */
 /* 32-value blocks: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0                                              */
 /* ------------------------------------------------------------------------------------------ */
-
-/* Block geometry: bytes per weight block, offset of qs, offset of qh (0: none), level offset
- * subtracted (8/16 for the symmetric formats), 1 for the affine formats (d, m; Q8_1 acts). */
-RF_INLINE size_t b32_bytes(rf_type t) {
-    return t == RF_TYPE_Q4_0   ? 18
-           : t == RF_TYPE_Q4_1 ? 20
-           : t == RF_TYPE_Q5_0 ? 22
-           : t == RF_TYPE_Q5_1 ? 24
-                               : 34;
-}
-RF_INLINE size_t b32_qs(rf_type t) {
-    return t == RF_TYPE_Q4_0 || t == RF_TYPE_Q8_0 ? 2
-           : t == RF_TYPE_Q4_1                    ? 4
-           : t == RF_TYPE_Q5_0                    ? 6
-                                                  : 8;
-}
-RF_INLINE size_t b32_qh(rf_type t) {
-    return t == RF_TYPE_Q5_0 ? 2 : t == RF_TYPE_Q5_1 ? 4 : 0;
-}
-RF_INLINE int b32_offset(rf_type t) {
-    return t == RF_TYPE_Q4_0 ? 8 : t == RF_TYPE_Q5_0 ? 16 : 0;
-}
-RF_INLINE int b32_affine(rf_type t) {
-    return t == RF_TYPE_Q4_1 || t == RF_TYPE_Q5_1;
-}
-
-/* Q4_1, Q5_1 (and the layout of the others): out[r] = dot(row r, a) for r < nr (nr a
- * compile-time constant after inlining). */
-RF_INLINE void b32_affine_rows(rf_type t, int nr, int64_t nb, const uint8_t *w, size_t ws,
-                               const uint8_t *a, float *out) {
-    const int affine = b32_affine(t), off = b32_offset(t);
-    const size_t bw = b32_bytes(t), ba = affine ? 36 : 34, aq = affine ? 4 : 2;
-    const size_t pfd = pf_distance(nr, ws);
-    __m256 acc[NR_MAX];
-    float msum[NR_MAX];
-#pragma GCC unroll 4
-    for (int r = 0; r < nr; r++) {
-        acc[r] = _mm256_setzero_ps();
-        msum[r] = 0.0f;
-    }
-    for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *ab = a + (size_t)b * ba;
-        const __m256i av = loadu256(ab + aq);
-        const __m256 da = _mm256_cvtph_ps(_mm_set1_epi16((short)ld16(ab))); /* 8 x da */
-        const float sa = affine ? h2f(ld16(ab + 2)) : 0.0f;
-        __m256i negc = _mm256_setzero_si256();
-        if (off) negc = _mm256_sub_epi32(negc, dot_u8s8(_mm256_set1_epi8((char)off), av));
-#pragma GCC unroll 4
-        for (int r = 0; r < nr; r++) {
-            const uint8_t *wb = w + (size_t)r * ws + (size_t)b * bw;
-            prefetch_l2(wb, pfd, bw);
-            __m256i dp;
-            if (t == RF_TYPE_Q8_0) {
-                const __m256i q = loadu256(wb + 2);
-                dp = dot_u8s8(_mm256_abs_epi8(q), _mm256_sign_epi8(av, q));
-            } else {
-                __m256i x = nibbles32(wb + b32_qs(t));
-                if (b32_qh(t)) x = _mm256_or_si256(x, fifth_bits32(ld32(wb + b32_qh(t))));
-                dp = _mm256_add_epi32(dot_u8s8(x, av), negc);
-            }
-            /* 8 x dw*da: a broadcast fp16 converts straight to a broadcast float */
-            const __m256 s = _mm256_mul_ps(_mm256_cvtph_ps(_mm_set1_epi16((short)ld16(wb))), da);
-            acc[r] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(dp), acc[r]);
-            if (affine) msum[r] += h2f(ld16(wb + 2)) * sa;
-        }
-    }
-#pragma GCC unroll 4
-    for (int r = 0; r < nr; r++) out[r] = hsum_ps(acc[r]) + msum[r];
-}
 
 /* Four rows' sums of 8 int32 lanes each: lane r = row r. */
 RF_INLINE __m128i rows4_sums(const __m256i *v) {
@@ -385,21 +209,24 @@ RF_INLINE void store4(__m128 acc, int nr, float *out) {
     for (int r = 0; r < nr; r++) out[r] = o[r];
 }
 
-/* Q4_0, Q5_0, Q8_0: out[r] = dot(row r, a) for r < nr (<= 4). Each row's result is the chain
- * acc = fma((float)isum_b, d_b * da_b, acc) over its blocks in order, isum_b the block's exact
- * integer dot: the arithmetic of dot_tile, so one token gives the same bits either way. */
+/* out[r] = dot(row r, a) for r < nr (<= 4). Each row's result is one float chain over its blocks
+ * in order: acc = fma((float)isum_b, d_b * da_b, acc), isum_b the block's exact integer dot of
+ * the levels (offset removed), and for the affine formats Q4_1/Q5_1 then acc = fma(m_b, s_b, acc)
+ * with the activation block's s = d * sum(q): the arithmetic of dot_tile, so one token gives the
+ * same bits either way. */
 RF_INLINE void b32_chain_rows(rf_type t, int nr, int64_t nb, const uint8_t *w, size_t ws,
                               const uint8_t *a, float *out) {
-    const int off = b32_offset(t);
-    const size_t bw = b32_bytes(t), pfd = pf_distance(nr, ws);
+    const int off = b32_offset(t), affine = b32_affine(t);
+    const size_t bw = b32_bytes(t), ba = b32_act_bytes(t), aq = b32_act_qs(t);
+    const size_t pfd = pf_distance(nr, ws);
     __m128 acc = _mm_setzero_ps(); /* lane r: row r */
     for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *ab = a + (size_t)b * 34;
-        const __m256i av = loadu256(ab + 2);
+        const uint8_t *ab = a + (size_t)b * ba;
+        const __m256i av = loadu256(ab + aq);
         __m256i negc = _mm256_setzero_si256();
         if (off) negc = _mm256_sub_epi32(negc, dot_u8s8(_mm256_set1_epi8((char)off), av));
         __m256i dp[4];
-        uint64_t dh = 0; /* the rows' fp16 d, word r */
+        uint64_t dh = 0, mh = 0; /* the rows' fp16 d (and m), word r */
 #pragma GCC unroll 4
         for (int r = 0; r < 4; r++) {
             if (r >= nr) {
@@ -409,18 +236,22 @@ RF_INLINE void b32_chain_rows(rf_type t, int nr, int64_t nb, const uint8_t *w, s
             const uint8_t *wb = w + (size_t)r * ws + (size_t)b * bw;
             prefetch_l2(wb, pfd, bw);
             dh |= (uint64_t)ld16(wb) << (16 * r);
+            if (affine) mh |= (uint64_t)ld16(wb + 2) << (16 * r);
             if (t == RF_TYPE_Q8_0) {
                 const __m256i q = loadu256(wb + 2);
                 dp[r] = dot_u8s8(_mm256_abs_epi8(q), _mm256_sign_epi8(av, q));
             } else {
                 __m256i x = nibbles32(wb + b32_qs(t));
                 if (b32_qh(t)) x = _mm256_or_si256(x, fifth_bits32(ld32(wb + b32_qh(t))));
-                dp[r] = _mm256_add_epi32(dot_u8s8(x, av), negc);
+                dp[r] = off ? _mm256_add_epi32(dot_u8s8(x, av), negc) : dot_u8s8(x, av);
             }
         }
         const __m128 dw = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)dh));
         const __m128 s = _mm_mul_ps(dw, _mm_set1_ps(h2f(ld16(ab))));
         acc = _mm_fmadd_ps(_mm_cvtepi32_ps(rows4_sums(dp)), s, acc);
+        if (affine)
+            acc = _mm_fmadd_ps(_mm_cvtph_ps(_mm_cvtsi64_si128((long long)mh)),
+                               _mm_set1_ps(h2f(ld16(ab + 2))), acc);
     }
     store4(acc, nr, out);
 }
@@ -428,16 +259,6 @@ RF_INLINE void b32_chain_rows(rf_type t, int nr, int64_t nb, const uint8_t *w, s
 /* ------------------------------------------------------------------------------------------ */
 /* K-quants against Q8_K (a block: float d at 0, qs at 4, int16 bsums at 260)                 */
 /* ------------------------------------------------------------------------------------------ */
-
-/* The 8 six-bit scales and mins of a Q4_K/Q5_K super-block as bytes (rf_k_scale_min). */
-RF_INLINE void k_scales_mins(const uint8_t *s, uint64_t *sc, uint64_t *m) {
-    const uint32_t u0 = ld32(s), u1 = ld32(s + 4), u2 = ld32(s + 8);
-    const uint32_t lo6 = 0x3F3F3F3Fu, lo4 = 0x0F0F0F0Fu, b45 = 0x30303030u;
-    const uint32_t sc_hi = (u2 & lo4) | ((u0 >> 2) & b45);
-    const uint32_t m_hi = ((u2 >> 4) & lo4) | ((u1 >> 2) & b45);
-    *sc = (uint64_t)(u0 & lo6) | (uint64_t)sc_hi << 32;
-    *m = (uint64_t)(u1 & lo6) | (uint64_t)m_hi << 32;
-}
 
 /* Word j of w8 (8 words in both 128-bit lanes) broadcast to all 16 words. */
 RF_INLINE __m256i bcast_word(__m256i w8, int j) {
@@ -611,26 +432,11 @@ RF_INLINE void float_rows(rf_type t, int nr, int64_t n, const uint8_t *w, size_t
 /* Dispatch                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Defines dot_NAME(n_units, n_rows, w, ws, a, out): four rows per pass, then one at a time. */
-#define ROWS_FN(name, call)                                                                        \
-    static void name(int64_t nu, int64_t n_rows, const uint8_t *w, size_t ws, const uint8_t *a,    \
-                     float *out) {                                                                 \
-        int64_t r = 0;                                                                             \
-        for (; r + 4 <= n_rows; r += 4) {                                                          \
-            const int nr = 4;                                                                      \
-            call;                                                                                  \
-        }                                                                                          \
-        for (; r < n_rows; r++) {                                                                  \
-            const int nr = 1;                                                                      \
-            call;                                                                                  \
-        }                                                                                          \
-    }
-
 #define W_R (w + (size_t)r * ws)
 ROWS_FN(dot_q4_0, b32_chain_rows(RF_TYPE_Q4_0, nr, nu, W_R, ws, a, out + r))
-ROWS_FN(dot_q4_1, b32_affine_rows(RF_TYPE_Q4_1, nr, nu, W_R, ws, a, out + r))
+ROWS_FN(dot_q4_1, b32_chain_rows(RF_TYPE_Q4_1, nr, nu, W_R, ws, a, out + r))
 ROWS_FN(dot_q5_0, b32_chain_rows(RF_TYPE_Q5_0, nr, nu, W_R, ws, a, out + r))
-ROWS_FN(dot_q5_1, b32_affine_rows(RF_TYPE_Q5_1, nr, nu, W_R, ws, a, out + r))
+ROWS_FN(dot_q5_1, b32_chain_rows(RF_TYPE_Q5_1, nr, nu, W_R, ws, a, out + r))
 ROWS_FN(dot_q8_0, b32_chain_rows(RF_TYPE_Q8_0, nr, nu, W_R, ws, a, out + r))
 ROWS_FN(dot_q4_k, k_affine_rows(0, nr, nu, W_R, ws, a, out + r))
 ROWS_FN(dot_q5_k, k_affine_rows(1, nr, nu, W_R, ws, a, out + r))
@@ -701,7 +507,7 @@ static void avx2_dot_rows(rf_type t, int64_t n, int64_t n_rows, const void *w, s
 #define TT2      4    /* tokens per pass */
 #define TCH2     128  /* tokens per chunk */
 #define B32_SEG2 32   /* blocks per segment */
-#define B32_WB2  288  /* bytes per block of 8 rows: 8 level vectors, 8 scales */
+#define B32_WB2  320  /* bytes per block of 8 rows: 8 level vectors, 8 scales, 8 mins */
 #define K_SEG2   4    /* super-blocks per segment */
 #define K_WB2    2624 /* per super-block of 8 rows: 64 level vectors, scales, mins, d, dmin */
 #define K_AB2    80   /* per token and super-block: scale, bsum pairs or Q6_K corrections */
@@ -728,10 +534,6 @@ RF_INLINE void transpose8x8(const __m256i *r, __m256i *y) {
     }
 }
 
-RF_INLINE __m256i bcast32(const uint8_t *p) {
-    return _mm256_set1_epi32((int)ld32(p));
-}
-
 /* Lanes [0, nr) of out: a later segment continues the chains where the earlier one stored them
  * (go_on = 1), else they start at 0. */
 RF_INLINE __m256 lanes_load8(const float *out, int nr, int go_on) {
@@ -752,11 +554,6 @@ RF_INLINE void lanes_store8(__m256 v, float *out, int nr) {
     for (int i = 0; i < nr; i++) out[i] = s[i];
 }
 
-RF_INLINE void prefetch_span(const uint8_t *p, size_t ahead, size_t bytes) {
-    const uintptr_t at = (uintptr_t)p + ahead;
-    for (size_t o = 0; o < bytes; o += 64) _mm_prefetch((const char *)(at + o), _MM_HINT_T1);
-}
-
 /* Clamped row pointers of the tile at r0 (rows past n_rows repeat the last). */
 RF_INLINE void tile_rows8(const uint8_t *w, size_t ws, int64_t r0, int nr, const uint8_t **rows) {
     for (int i = 0; i < TW2; i++) rows[i] = w + (size_t)(r0 + (i < nr ? i : nr - 1)) * ws;
@@ -767,11 +564,12 @@ RF_INLINE void tile_rows8(const uint8_t *w, size_t ws, int64_t r0, int nr, const
 /* Block at offset off of the 8 rows rows[i] into the transposed form at dst. */
 RF_INLINE void b32_unpack_t(rf_type t, const uint8_t *const *rows, size_t off, uint8_t *dst) {
     __m256i lv[8], y[8];
-    _Alignas(16) uint16_t d[8];
+    _Alignas(16) uint16_t d[8], m[8];
 #pragma GCC unroll 8
     for (int i = 0; i < 8; i++) {
         const uint8_t *wb = rows[i] + off;
         d[i] = ld16(wb);
+        m[i] = b32_affine(t) ? ld16(wb + 2) : 0;
         if (t == RF_TYPE_Q8_0) {
             lv[i] = loadu256(wb + 2);
         } else {
@@ -785,26 +583,33 @@ RF_INLINE void b32_unpack_t(rf_type t, const uint8_t *const *rows, size_t off, u
     for (int k = 0; k < 8; k++) _mm256_store_si256((__m256i *)(void *)(dst + 32 * k), y[k]);
     _mm256_store_ps((float *)(void *)(dst + 256),
                     _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)d)));
+    if (b32_affine(t))
+        _mm256_store_ps((float *)(void *)(dst + 288),
+                        _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)m)));
 }
 
-/* One token's block at a0 (Q8_0): its scale and -offset * sum(q). */
-RF_INLINE void b32_prep_t(rf_type t, const uint8_t *a0, float *da, int32_t *negc) {
+/* One token's block at a0 (Q8_0, or Q8_1 for the affine formats): its scale d, -offset * sum(q)
+ * and (Q8_1) its s. */
+RF_INLINE void b32_prep_t(rf_type t, const uint8_t *a0, float *da, int32_t *negc, float *sa) {
     *da = h2f(ld16(a0));
+    *sa = b32_affine(t) ? h2f(ld16(a0 + 2)) : 0.0f;
     const int off = b32_offset(t);
     *negc = off ? -off * hsum_epi32(dot_u8s8(_mm256_set1_epi8(1), loadu256(a0 + 2))) : 0;
 }
 
-/* nt tokens at at[j] (raw Q8_0 rows, from block b0) against the nb transposed blocks at wb. */
+/* nt tokens at at[j] (raw activation rows, from block b0) against the nb transposed blocks at
+ * wb. */
 RF_INLINE void b32_kernel_t(rf_type t, int nt, int64_t nb, const uint8_t *wb,
                             const uint8_t *const *at, int64_t b0, const float *da,
-                            const int32_t *negc, float *out, int64_t os, int nr, int go_on) {
+                            const int32_t *negc, const float *sa, float *out, int64_t os, int nr,
+                            int go_on) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc[TT2];
 #pragma GCC unroll 4
     for (int j = 0; j < nt; j++) acc[j] = lanes_load8(out + j * os, nr, go_on);
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *wp = wb + (size_t)b * B32_WB2;
-        const size_t ao = (size_t)(b0 + b) * 34 + 2;
+        const size_t ao = (size_t)(b0 + b) * b32_act_bytes(t) + b32_act_qs(t);
         __m256i si[TT2];
 #pragma GCC unroll 4
         for (int j = 0; j < nt; j++) si[j] = _mm256_set1_epi32(negc[j * B32_SEG2 + b]);
@@ -815,8 +620,8 @@ RF_INLINE void b32_kernel_t(rf_type t, int nt, int64_t nb, const uint8_t *wb,
                 const __m256i x = _mm256_abs_epi8(q);
 #pragma GCC unroll 4
                 for (int j = 0; j < nt; j++) {
-                    const __m256i sa = _mm256_sign_epi8(bcast32(at[j] + ao + 4 * k), q);
-                    si[j] = _mm256_add_epi32(si[j], dot_u8s8(x, sa));
+                    const __m256i sq = _mm256_sign_epi8(bcast32(at[j] + ao + 4 * k), q);
+                    si[j] = _mm256_add_epi32(si[j], dot_u8s8(x, sq));
                 }
             }
         } else {
@@ -843,6 +648,12 @@ RF_INLINE void b32_kernel_t(rf_type t, int nt, int64_t nb, const uint8_t *wb,
             acc[j] =
                 _mm256_fmadd_ps(_mm256_cvtepi32_ps(si[j]),
                                 _mm256_mul_ps(dw, _mm256_set1_ps(da[j * B32_SEG2 + b])), acc[j]);
+        if (b32_affine(t)) {
+            const __m256 mw = _mm256_load_ps((const float *)(const void *)(wp + 288));
+#pragma GCC unroll 4
+            for (int j = 0; j < nt; j++)
+                acc[j] = _mm256_fmadd_ps(mw, _mm256_set1_ps(sa[j * B32_SEG2 + b]), acc[j]);
+        }
     }
 #pragma GCC unroll 4
     for (int j = 0; j < nt; j++) lanes_store8(acc[j], out + j * os, nr);
@@ -868,19 +679,19 @@ RF_INLINE void b32_kernel_t(rf_type t, int nt, int64_t nb, const uint8_t *wb,
 RF_INLINE void b32_tile(rf_type t, int64_t n, int64_t n_rows, const uint8_t *w, size_t ws,
                         int64_t n_tok, const uint8_t *a, size_t as, float *out, int64_t os) {
     _Alignas(64) uint8_t wbuf[B32_SEG2 * B32_WB2];
-    float da[TCH2 * B32_SEG2];
+    float da[TCH2 * B32_SEG2], sa[TCH2 * B32_SEG2];
     int32_t negc[TCH2 * B32_SEG2];
     const int64_t nb = n / 32;
-    const size_t bw = b32_bytes(t);
+    const size_t bw = b32_bytes(t), ba = b32_act_bytes(t);
     for (int64_t c0 = 0; c0 < n_tok; c0 += TCH2) {
         const int nc = (int)(n_tok - c0 < TCH2 ? n_tok - c0 : TCH2);
         for (int64_t b0 = 0; b0 < nb; b0 += B32_SEG2) {
             const int sb = (int)(nb - b0 < B32_SEG2 ? nb - b0 : B32_SEG2);
             for (int j = 0; j < nc; j++) {
-                const uint8_t *arow = a + (size_t)(c0 + j) * as + (size_t)b0 * 34;
+                const uint8_t *arow = a + (size_t)(c0 + j) * as + (size_t)b0 * ba;
                 for (int b = 0; b < sb; b++)
-                    b32_prep_t(t, arow + (size_t)b * 34, &da[j * B32_SEG2 + b],
-                               &negc[j * B32_SEG2 + b]);
+                    b32_prep_t(t, arow + (size_t)b * ba, &da[j * B32_SEG2 + b],
+                               &negc[j * B32_SEG2 + b], &sa[j * B32_SEG2 + b]);
             }
             for (int64_t r0 = 0; r0 < n_rows; r0 += TW2) {
                 const int nr = (int)(n_rows - r0 < TW2 ? n_rows - r0 : TW2);
@@ -894,7 +705,7 @@ RF_INLINE void b32_tile(rf_type t, int64_t n, int64_t n_rows, const uint8_t *w, 
                 }
 #define B32_PASS(NT)                                                                               \
     b32_kernel_t(t, (NT), sb, wbuf, at, b0, da + p0 * B32_SEG2, negc + p0 * B32_SEG2,              \
-                 out + (c0 + p0) * os + r0, os, nr, b0 > 0)
+                 sa + p0 * B32_SEG2, out + (c0 + p0) * os + r0, os, nr, b0 > 0)
                 TOKEN_PASSES2(B32_PASS)
 #undef B32_PASS
             }
@@ -1142,12 +953,6 @@ RF_INLINE void k_tile(int q6, int64_t n, int64_t n_rows, const uint8_t *w, size_
     }
 }
 
-/* Below this many tokens dot_tile runs dot_rows per token (the streaming kernel): the unpacking
- * of a tile costs about what 1 (32-value formats), 2 (Q4_K) or 4 (Q6_K) tokens' dots do. */
-RF_INLINE int tile_min_tok(rf_type t) {
-    return t == RF_TYPE_Q6_K ? 5 : t == RF_TYPE_Q4_K ? 3 : 2;
-}
-
 static void avx2_dot_tile(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t ws,
                           int64_t n_tok, const void *a, size_t as, float *out, int64_t os) {
     const uint8_t *wp = w, *ap = a;
@@ -1155,6 +960,12 @@ static void avx2_dot_tile(rf_type t, int64_t n, int64_t n_rows, const void *w, s
         switch (t) {
         case RF_TYPE_Q4_0:
             b32_tile(RF_TYPE_Q4_0, n, n_rows, wp, ws, n_tok, ap, as, out, os);
+            return;
+        case RF_TYPE_Q4_1:
+            b32_tile(RF_TYPE_Q4_1, n, n_rows, wp, ws, n_tok, ap, as, out, os);
+            return;
+        case RF_TYPE_Q5_1:
+            b32_tile(RF_TYPE_Q5_1, n, n_rows, wp, ws, n_tok, ap, as, out, os);
             return;
         case RF_TYPE_Q5_0:
             b32_tile(RF_TYPE_Q5_0, n, n_rows, wp, ws, n_tok, ap, as, out, os);
@@ -1193,8 +1004,11 @@ const rf_kernels rf_kernels_avx2 = {
     .cvt_f16_f32 = rf_avx2_cvt_f16_f32,
     .dot_f32 = rf_avx2_dot_f32,
     .axpy_f32 = rf_avx2_axpy_f32,
+    .dot_f32_f16_rows = rf_avx2_dot_f32_f16_rows,
+    .axpy_f16_rows = rf_avx2_axpy_f16_rows,
     .exp_sum = rf_avx2_exp_sum,
     .geglu = rf_avx2_geglu,
+    .swiglu = rf_avx2_swiglu,
     .read_sum = rf_avx2_read_sum,
 };
 

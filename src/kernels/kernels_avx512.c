@@ -10,10 +10,10 @@
  *
  * Numerics: as kernels_avx2.c (the scalar table is the oracle): quantize_act is byte-exact;
  * dot_rows and dot_tile are exact in their integer parts and differ from the reference only by
- * float accumulation order (|fast - ref| <= 1e-5 * sum|w_i*a_i|); for Q4_0, Q5_0, Q8_0, Q4_K and
- * Q6_K both run the same per-row float chain (see dot_tile), so dot_tile gives exactly the bits
- * of dot_rows token by token (the other types' dot_tile is dot_rows per token). Activations must
- * come from quantize_act (|q| <= 127).
+ * float accumulation order (|fast - ref| <= 1e-5 * sum|w_i*a_i|); for the 32-value formats (Q4_0,
+ * Q4_1, Q5_0, Q5_1, Q8_0), Q4_K and Q6_K both run the same per-row float chain (see dot_tile), so
+ * dot_tile gives exactly the bits of dot_rows token by token (the other types' dot_tile is
+ * dot_rows per token). Activations must come from quantize_act (|q| <= 127).
  *
  * Layout tricks:
  *  - 32-value formats go two blocks per 512-bit vector, values in order (block 0 in the low
@@ -30,66 +30,14 @@
  */
 #if defined(__x86_64__)
 
-#include <immintrin.h>
-#include <string.h>
-
-#include "kernels/kernels.h"
-#include "util/half.h"
-
-#define RF_INLINE static inline __attribute__((always_inline))
-#define NR_MAX    4 /* rows per pass */
+#include "kernels/x86_common.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Small helpers                                                                               */
 /* ------------------------------------------------------------------------------------------ */
 
-RF_INLINE uint16_t ld16(const uint8_t *p) {
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
-RF_INLINE uint32_t ld32(const uint8_t *p) {
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-RF_INLINE float ldf(const uint8_t *p) {
-    float v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-RF_INLINE __m128i loadu128(const uint8_t *p) {
-    return _mm_loadu_si128((const __m128i *)(const void *)p);
-}
-
-RF_INLINE __m256i loadu256(const uint8_t *p) {
-    return _mm256_loadu_si256((const __m256i *)(const void *)p);
-}
-
 RF_INLINE __m512i loadu512(const uint8_t *p) {
     return _mm512_loadu_si512((const void *)p);
-}
-
-/* Software prefetch into L2, PF_BYTES ahead rounded up to whole passes: the rows a later pass
- * reads at the same column. Rows of the small matrices are short (680 B for the 640-wide Q8_0
- * head), so four rows read side by side are four streams of ~10 cache lines each, too short for
- * the hardware prefetchers to train on: without this the head streams at ~35% of a plain read,
- * with it at ~90-98%. L2 rather than L1 (T0 measured 2x slower: the lines evict the activation
- * and fill the L1 miss buffers). Prefetching past the end of the matrix is harmless. */
-#define PF_BYTES 8192
-
-RF_INLINE size_t pf_distance(int nr, size_t ws) {
-    const size_t pass = (size_t)nr * ws;
-    return pass ? (PF_BYTES + pass - 1) / pass * pass : 0;
-}
-
-/* The address is formed as an integer: it may lie past the end of the matrix. */
-RF_INLINE void prefetch_l2(const uint8_t *p, size_t ahead, size_t bytes) {
-    const uintptr_t at = (uintptr_t)p + ahead;
-    for (size_t o = 0; o < bytes; o += 64) _mm_prefetch((const char *)(at + o), _MM_HINT_T1);
 }
 
 /* [lo, hi] when two, else [lo, 0]. */
@@ -150,19 +98,6 @@ RF_INLINE float quant_q8_32(const float *x, uint8_t *dh, uint8_t *qs, int *sum) 
     _mm_storeu_si128((__m128i *)(void *)(qs + 16), _mm512_cvtepi32_epi8(q1));
     if (sum) *sum = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
     return d;
-}
-
-static void quant_q8_0(const float *x, uint8_t *y, int64_t nb) {
-    for (int64_t i = 0; i < nb; i++, x += 32, y += 34) quant_q8_32(x, y, y + 2, NULL);
-}
-
-static void quant_q8_1(const float *x, uint8_t *y, int64_t nb) {
-    for (int64_t i = 0; i < nb; i++, x += 32, y += 36) {
-        int sum;
-        const float d = quant_q8_32(x, y, y + 4, &sum);
-        const uint16_t s = rf_f32_to_f16((float)sum * d);
-        memcpy(y + 2, &s, 2);
-    }
 }
 
 /* Q8_K as quant_ref.c: m = first element of largest |x| with its sign, iscale = -127/m,
@@ -227,58 +162,11 @@ static void quant_bf16(const float *x, uint16_t *y, int64_t n) {
     }
 }
 
-static void avx512_quantize_act(rf_type act, const float *x, void *dst, int64_t n) {
-    switch (act) {
-    case RF_TYPE_Q8_0:
-        quant_q8_0(x, dst, n / 32);
-        return;
-    case RF_TYPE_Q8_1:
-        quant_q8_1(x, dst, n / 32);
-        return;
-    case RF_TYPE_Q8_K:
-        quant_q8_k(x, dst, n / 256);
-        return;
-    case RF_TYPE_F16:
-        quant_f16(x, dst, n);
-        return;
-    case RF_TYPE_BF16:
-        quant_bf16(x, dst, n);
-        return;
-    default: /* F32 (a copy) and anything else: the reference */
-        rf_ref_quantize_row(act, x, dst, n);
-        return;
-    }
-}
+RF_X86_DEFINE_QUANTIZE_ACT(avx512_quantize_act)
 
 /* ------------------------------------------------------------------------------------------ */
 /* 32-value blocks: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, two blocks per vector                       */
 /* ------------------------------------------------------------------------------------------ */
-
-RF_INLINE size_t b32_bytes(rf_type t) {
-    return t == RF_TYPE_Q4_0   ? 18
-           : t == RF_TYPE_Q4_1 ? 20
-           : t == RF_TYPE_Q5_0 ? 22
-           : t == RF_TYPE_Q5_1 ? 24
-                               : 34;
-}
-RF_INLINE size_t b32_qs(rf_type t) {
-    return t == RF_TYPE_Q4_0 || t == RF_TYPE_Q8_0 ? 2
-           : t == RF_TYPE_Q4_1                    ? 4
-           : t == RF_TYPE_Q5_0                    ? 6
-                                                  : 8;
-}
-RF_INLINE size_t b32_qh(rf_type t) {
-    return t == RF_TYPE_Q5_0 ? 2 : t == RF_TYPE_Q5_1 ? 4 : 0;
-}
-RF_INLINE int b32_offset(rf_type t) {
-    return t == RF_TYPE_Q4_0 ? 8 : t == RF_TYPE_Q5_0 ? 16 : 0;
-}
-
-RF_INLINE uint64_t ld64(const uint8_t *p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
 
 /* The fp16 fields of blocks 0 and 1 from their first 8 bytes h0, h1 (h1 = 0 when absent), as
  * floats: d fields only -> [d0, d1, 0, 0]; d and m (or Q8_1's d and s) -> [d0, m0, d1, m1]. */
@@ -323,30 +211,6 @@ RF_INLINE __m512i b32_negc(rf_type t, int vnni, __m512i av) {
     return _mm512_sub_epi32(zero, dpbusd(zero, _mm512_set1_epi8((char)off), av, vnni));
 }
 
-/* One or two blocks (b, b+1) of nr rows of the affine formats (Q4_1, Q5_1) into acc, their m*s
- * terms into accm (lanes 1 and 3). Vector byte i holds value i of block 0, 32 + i value i of
- * block 1. */
-RF_INLINE void b32_step(rf_type t, int vnni, int nr, int two, int64_t b, const uint8_t *w,
-                        size_t ws, const uint8_t *a, __m512 *acc, __m128 *accm, size_t pfd) {
-    const size_t bw = b32_bytes(t);
-    const uint8_t *a0 = a + (size_t)b * 36, *a1 = a0 + 36;
-    const __m512i av = join256(loadu256(a0 + 4), a1 + 4, two);
-    const __m128 das = b32_halves(1, ld64(a0), two ? ld64(a1) : 0);
-    /* the scale of int32 lane i is that of block i / 8 */
-    const __m512i sidx = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
-#pragma GCC unroll 4
-    for (int r = 0; r < nr; r++) {
-        const uint8_t *w0 = w + (size_t)r * ws + (size_t)b * bw, *w1 = w0 + bw;
-        prefetch_l2(w0, pfd, 2 * bw);
-        const uint64_t h0 = ld64(w0), h1 = two ? ld64(w1) : 0; /* d m [qh] */
-        const __m512i dp = b32_dp(t, vnni, w0, two, av, _mm512_setzero_si512());
-        const __m128 s = _mm_mul_ps(b32_halves(1, h0, h1), das);
-        accm[r] = _mm_add_ps(accm[r], s);
-        const __m512 s16 = _mm512_permutexvar_ps(sidx, _mm512_castps128_ps512(s));
-        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dp), s16, acc[r]);
-    }
-}
-
 /* Four rows' block sums from their level dots (8 lanes per block): lanes 0-3 block b of rows
  * 0-3, lanes 4-7 block b+1. */
 RF_INLINE __m256i rows4_block_sums(const __m512i *dp) {
@@ -359,81 +223,100 @@ RF_INLINE __m256i rows4_block_sums(const __m512i *dp) {
                             _mm512_castsi512_si256(_mm512_shuffle_i32x4(z, z, 0x0D)));
 }
 
-/* Q4_0, Q5_0, Q8_0: out[r] = dot(row r, a) for r < nr (<= 4). Each row's result is the chain
- * acc = fma((float)isum_b, d_b * da_b, acc) over its blocks in order, isum_b the block's exact
- * integer dot: the arithmetic of dot_tile, so one token gives the same bits either way. */
+/* out[r] = dot(row r, a) for r < nr (<= 8, a constant after inlining). Each row's result is one
+ * float chain over its blocks in order: acc = fma((float)isum_b, d_b * da_b, acc), isum_b the
+ * block's exact integer dot, and for the affine formats (Q4_1, Q5_1) then acc = fma(m_b, s_b, acc)
+ * with the Q8_1 block's s: the arithmetic of dot_tile, so one token gives the same bits either
+ * way. Eight rows share each activation pair's setup (its load, the offset correction, the scales)
+ * and their block sums land in the eight lanes of the chain. */
 RF_INLINE void b32_chain_rows(rf_type t, int vnni, int nr, int64_t nb, const uint8_t *w, size_t ws,
                               const uint8_t *a, float *out) {
-    const size_t bw = b32_bytes(t), pfd = pf_distance(nr, ws);
-    /* words (row r, block b) -> d of block b for rows 0-3, then block b+1 */
-    const __m128i didx = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
-    __m128 acc = _mm_setzero_ps(); /* lane r: row r */
+    const int affine = b32_affine(t);
+    const size_t bw = b32_bytes(t), ba = b32_act_bytes(t), aq = b32_act_qs(t);
+    const size_t pfd = pf_distance(nr, ws);
+    __m256 acc = _mm256_setzero_ps(); /* lane r: row r */
     for (int64_t b = 0; b < nb; b += 2) {
         const int two = b + 1 < nb;
-        const uint8_t *a0 = a + (size_t)b * 34, *a1 = a0 + 34;
-        const __m512i av = join256(loadu256(a0 + 2), a1 + 2, two);
+        const uint8_t *a0 = a + (size_t)b * ba, *a1 = a0 + ba;
+        const __m512i av = join256(loadu256(a0 + aq), a1 + aq, two);
         const __m512i negc = b32_negc(t, vnni, av);
-        __m512i dp[4];
-        uint32_t dh[4] = {0, 0, 0, 0};
-#pragma GCC unroll 4
-        for (int r = 0; r < 4; r++) {
+        __m512i dp[8];
+        /* the rows' fp16 d (and m) of blocks b and b+1: word r % 4 of half r / 4 */
+        uint64_t d0[2] = {0, 0}, d1[2] = {0, 0}, m0[2] = {0, 0}, m1[2] = {0, 0};
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) {
             if (r >= nr) {
                 dp[r] = _mm512_setzero_si512();
                 continue;
             }
             const uint8_t *w0 = w + (size_t)r * ws + (size_t)b * bw;
+            const int sh = 16 * (r % 4);
             prefetch_l2(w0, pfd, 2 * bw);
-            dh[r] = (uint32_t)ld16(w0) | (two ? (uint32_t)ld16(w0 + bw) << 16 : 0);
+            d0[r / 4] |= (uint64_t)ld16(w0) << sh;
+            if (two) d1[r / 4] |= (uint64_t)ld16(w0 + bw) << sh;
+            if (affine) {
+                m0[r / 4] |= (uint64_t)ld16(w0 + 2) << sh;
+                if (two) m1[r / 4] |= (uint64_t)ld16(w0 + bw + 2) << sh;
+            }
             dp[r] = b32_dp(t, vnni, w0, two, av, negc);
         }
-        const __m256 fi = _mm256_cvtepi32_ps(rows4_block_sums(dp));
-        const __m256 dw = _mm256_cvtph_ps(
-            _mm_shuffle_epi8(_mm_setr_epi32((int)dh[0], (int)dh[1], (int)dh[2], (int)dh[3]), didx));
-        const __m256 da = _mm256_permutevar8x32_ps(
-            _mm256_castps128_ps256(b32_halves(0, ld64(a0), two ? ld64(a1) : 0)),
-            _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
-        const __m256 s = _mm256_mul_ps(dw, da);
-        acc = _mm_fmadd_ps(_mm256_castps256_ps128(fi), _mm256_castps256_ps128(s), acc);
-        if (two) acc = _mm_fmadd_ps(_mm256_extractf128_ps(fi, 1), _mm256_extractf128_ps(s, 1), acc);
+        /* lanes 0-3: block b of rows 0-3 (4-7), lanes 4-7: block b+1 */
+        const __m256i s03 = rows4_block_sums(dp);
+        const __m256i s47 = nr > 4 ? rows4_block_sums(dp + 4) : _mm256_setzero_si256();
+        /* the activation pair's [d0, d1, 0, 0] or (Q8_1) [d0, s0, d1, s1] */
+        const __m128 ah = b32_halves(affine, ld64(a0), two ? ld64(a1) : 0);
+        const __m256 da0 = _mm256_broadcastss_ps(ah);
+        const __m256 dw0 = _mm256_cvtph_ps(_mm_set_epi64x((long long)d0[1], (long long)d0[0]));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_permute2x128_si256(s03, s47, 0x20)),
+                              _mm256_mul_ps(dw0, da0), acc);
+        if (affine)
+            acc =
+                _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_set_epi64x((long long)m0[1], (long long)m0[0])),
+                                _mm256_broadcastss_ps(_mm_shuffle_ps(ah, ah, 1)), acc);
+        if (two) {
+            const __m256 da1 = _mm256_broadcastss_ps(affine ? _mm_shuffle_ps(ah, ah, 2)
+                                                            : _mm_shuffle_ps(ah, ah, 1));
+            const __m256 dw1 = _mm256_cvtph_ps(_mm_set_epi64x((long long)d1[1], (long long)d1[0]));
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_permute2x128_si256(s03, s47, 0x31)),
+                                  _mm256_mul_ps(dw1, da1), acc);
+            if (affine)
+                acc = _mm256_fmadd_ps(
+                    _mm256_cvtph_ps(_mm_set_epi64x((long long)m1[1], (long long)m1[0])),
+                    _mm256_broadcastss_ps(_mm_shuffle_ps(ah, ah, 3)), acc);
+        }
     }
-    _Alignas(16) float o[4];
-    _mm_store_ps(o, acc);
+    _Alignas(32) float o[8];
+    _mm256_store_ps(o, acc);
     for (int r = 0; r < nr; r++) out[r] = o[r];
 }
 
-RF_INLINE void b32_affine_rows(rf_type t, int vnni, int nr, int64_t nb, const uint8_t *w, size_t ws,
-                               const uint8_t *a, float *out) {
-    __m512 acc[NR_MAX];
-    __m128 accm[NR_MAX];
-#pragma GCC unroll 4
-    for (int r = 0; r < nr; r++) {
-        acc[r] = _mm512_setzero_ps();
-        accm[r] = _mm_setzero_ps();
+/* Defines name(n_units, n_rows, w, ws, a, out) for b32_chain_rows: eight rows per pass, then four,
+ * then one at a time (nr a constant in every instantiation). The nibble formats gain from sharing
+ * the activation pair's setup over eight rows (bench/kernels_bench, one core streaming: Q5_0 at
+ * 896 wide 15 -> 19 GB/s, Q4_1 at 576 wide 14 -> 21 GB/s); Q8_0, whose setup is one load, stays
+ * at four rows per pass (measured no faster at eight). */
+#define ROWS8_FN(name, call)                                                                       \
+    static void name(int64_t nu, int64_t n_rows, const uint8_t *w, size_t ws, const uint8_t *a,    \
+                     float *out) {                                                                 \
+        int64_t r = 0;                                                                             \
+        for (; r + 8 <= n_rows; r += 8) {                                                          \
+            const int nr = 8;                                                                      \
+            call;                                                                                  \
+        }                                                                                          \
+        if (r + 4 <= n_rows) {                                                                     \
+            const int nr = 4;                                                                      \
+            call;                                                                                  \
+            r += 4;                                                                                \
+        }                                                                                          \
+        for (; r < n_rows; r++) {                                                                  \
+            const int nr = 1;                                                                      \
+            call;                                                                                  \
+        }                                                                                          \
     }
-    int64_t b = 0;
-    const size_t pfd = pf_distance(nr, ws);
-    for (; b + 2 <= nb; b += 2) b32_step(t, vnni, nr, 1, b, w, ws, a, acc, accm, pfd);
-    if (b < nb) b32_step(t, vnni, nr, 0, b, w, ws, a, acc, accm, pfd);
-#pragma GCC unroll 4
-    for (int r = 0; r < nr; r++) {
-        const __m128 m = _mm_add_ps(accm[r], _mm_movehl_ps(accm[r], accm[r]));
-        out[r] = _mm512_reduce_add_ps(acc[r]) + _mm_cvtss_f32(_mm_movehdup_ps(m)); /* lanes 1+3 */
-    }
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* K-quants against Q8_K (a block: float d at 0, qs at 4, int16 bsums at 260)                 */
 /* ------------------------------------------------------------------------------------------ */
-
-/* The 8 six-bit scales and mins of a Q4_K/Q5_K super-block as bytes (rf_k_scale_min). */
-RF_INLINE void k_scales_mins(const uint8_t *s, uint64_t *sc, uint64_t *m) {
-    const uint32_t u0 = ld32(s), u1 = ld32(s + 4), u2 = ld32(s + 8);
-    const uint32_t lo6 = 0x3F3F3F3Fu, lo4 = 0x0F0F0F0Fu, b45 = 0x30303030u;
-    const uint32_t sc_hi = (u2 & lo4) | ((u0 >> 2) & b45);
-    const uint32_t m_hi = ((u2 >> 4) & lo4) | ((u1 >> 2) & b45);
-    *sc = (uint64_t)(u0 & lo6) | (uint64_t)sc_hi << 32;
-    *m = (uint64_t)(u1 & lo6) | (uint64_t)m_hi << 32;
-}
 
 /* The four rows' super-block sums (16 lanes each) as one vector, lane r = row r. */
 RF_INLINE __m128i rows4_sums(const __m512i *v) {
@@ -653,27 +536,12 @@ RF_INLINE void float_rows(rf_type t, int nr, int64_t n, const uint8_t *w, size_t
 /* Dispatch                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Defines name(n_units, n_rows, w, ws, a, out): four rows per pass, then one at a time. */
-#define ROWS_FN(name, call)                                                                        \
-    static void name(int64_t nu, int64_t n_rows, const uint8_t *w, size_t ws, const uint8_t *a,    \
-                     float *out) {                                                                 \
-        int64_t r = 0;                                                                             \
-        for (; r + 4 <= n_rows; r += 4) {                                                          \
-            const int nr = 4;                                                                      \
-            call;                                                                                  \
-        }                                                                                          \
-        for (; r < n_rows; r++) {                                                                  \
-            const int nr = 1;                                                                      \
-            call;                                                                                  \
-        }                                                                                          \
-    }
-
 #define W_R (w + (size_t)r * ws)
 #define DEFINE_QUANT_ROWS(sfx, vnni)                                                               \
-    ROWS_FN(dot_q4_0##sfx, b32_chain_rows(RF_TYPE_Q4_0, vnni, nr, nu, W_R, ws, a, out + r))        \
-    ROWS_FN(dot_q4_1##sfx, b32_affine_rows(RF_TYPE_Q4_1, vnni, nr, nu, W_R, ws, a, out + r))       \
-    ROWS_FN(dot_q5_0##sfx, b32_chain_rows(RF_TYPE_Q5_0, vnni, nr, nu, W_R, ws, a, out + r))        \
-    ROWS_FN(dot_q5_1##sfx, b32_affine_rows(RF_TYPE_Q5_1, vnni, nr, nu, W_R, ws, a, out + r))       \
+    ROWS8_FN(dot_q4_0##sfx, b32_chain_rows(RF_TYPE_Q4_0, vnni, nr, nu, W_R, ws, a, out + r))       \
+    ROWS8_FN(dot_q4_1##sfx, b32_chain_rows(RF_TYPE_Q4_1, vnni, nr, nu, W_R, ws, a, out + r))       \
+    ROWS8_FN(dot_q5_0##sfx, b32_chain_rows(RF_TYPE_Q5_0, vnni, nr, nu, W_R, ws, a, out + r))       \
+    ROWS8_FN(dot_q5_1##sfx, b32_chain_rows(RF_TYPE_Q5_1, vnni, nr, nu, W_R, ws, a, out + r))       \
     ROWS_FN(dot_q8_0##sfx, b32_chain_rows(RF_TYPE_Q8_0, vnni, nr, nu, W_R, ws, a, out + r))        \
     ROWS_FN(dot_q4_k##sfx, k_affine_rows(0, vnni, nr, nu, W_R, ws, a, out + r))                    \
     ROWS_FN(dot_q5_k##sfx, k_affine_rows(1, vnni, nr, nu, W_R, ws, a, out + r))                    \
@@ -754,7 +622,8 @@ DEFINE_DOT_ROWS(_vnni)
  * drop its results.
  *
  * Arithmetic: each row's result is one float chain over its blocks in order,
- * acc = fma((float)isum_b, d_b * da_b, acc) from 0 (K-quants, per super-block: the same with
+ * acc = fma((float)isum_b, d_b * da_b, acc) from 0 (Q4_1/Q5_1: then acc = fma(m_b, s_b, acc),
+ * the block's min times the Q8_1 activation's d * sum(q); K-quants, per super-block: the same with
  * d * da, then acc = fnmadd((float)min_sum, dmin * da, acc)); a later segment continues the chain
  * from where the earlier one stored it. dot_rows (b32_chain_rows, k_affine_rows, q6_k_rows) runs
  * the same chains, so a token gets the same bits whether it is dotted alone or in a batch of any
@@ -764,7 +633,7 @@ DEFINE_DOT_ROWS(_vnni)
 #define TT      8    /* tokens per pass */
 #define TCH     128  /* tokens per chunk: their prepared data is kept for every row tile */
 #define B32_SEG 32   /* blocks per segment (1024 values) */
-#define B32_WB  576  /* bytes per block of 16 rows: 8 level vectors, 16 scales */
+#define B32_WB  640  /* bytes per block of 16 rows: 8 level vectors, 16 scales, 16 mins */
 #define K_SEG   4    /* super-blocks per segment */
 #define K_WB    5248 /* per super-block of 16 rows: 64 level vectors, scales, mins, d, dmin */
 #define K_AB    80   /* per token and super-block: scale, bsum pairs or Q6_K corrections */
@@ -824,23 +693,18 @@ RF_INLINE void lanes_store(__m512 v, float *out, int nr) {
     _mm512_mask_storeu_ps(out, m, v);
 }
 
-/* Prefetch into L2 of the bytes [p + ahead, p + ahead + bytes): the next tile's rows. */
-RF_INLINE void prefetch_span(const uint8_t *p, size_t ahead, size_t bytes) {
-    const uintptr_t at = (uintptr_t)p + ahead;
-    for (size_t o = 0; o < bytes; o += 64) _mm_prefetch((const char *)(at + o), _MM_HINT_T1);
-}
-
 /* -- 32-value formats -- */
 
 /* Block b of the 16 rows rows[i] into the transposed form at dst. */
 RF_INLINE void b32_unpack_t(rf_type t, int vnni, const uint8_t *const *rows, size_t off,
                             uint8_t *dst) {
     __m256i lv[16];
-    _Alignas(32) uint16_t d[16];
+    _Alignas(32) uint16_t d[16], m[16];
 #pragma GCC unroll 16
     for (int i = 0; i < 16; i++) {
         const uint8_t *wb = rows[i] + off;
         d[i] = ld16(wb);
+        m[i] = b32_affine(t) ? ld16(wb + 2) : 0;
         if (t == RF_TYPE_Q8_0) {
             lv[i] = loadu256(wb + 2);
         } else {
@@ -862,11 +726,17 @@ RF_INLINE void b32_unpack_t(rf_type t, int vnni, const uint8_t *const *rows, siz
     }
     _mm512_store_ps((void *)(dst + 512),
                     _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(const void *)d)));
+    if (b32_affine(t))
+        _mm512_store_ps((void *)(dst + 576),
+                        _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(const void *)m)));
 }
 
-/* One token's block at a0 (Q8_0): its scale and the offset correction, -off * sum(q). */
-RF_INLINE void b32_prep_t(rf_type t, int vnni, const uint8_t *a0, float *da, int32_t *negc) {
+/* One token's block at a0 (Q8_0, or Q8_1 for the affine formats): its scale, the offset
+ * correction -off * sum(q) and (Q8_1) its s. */
+RF_INLINE void b32_prep_t(rf_type t, int vnni, const uint8_t *a0, float *da, int32_t *negc,
+                          float *sa) {
     *da = _cvtsh_ss(ld16(a0));
+    *sa = b32_affine(t) ? _cvtsh_ss(ld16(a0 + 2)) : 0.0f;
     const int off = t == RF_TYPE_Q8_0 ? (vnni ? 128 : 0) : b32_offset(t);
     *negc = 0;
     if (off) {
@@ -879,18 +749,19 @@ RF_INLINE void b32_prep_t(rf_type t, int vnni, const uint8_t *a0, float *da, int
     }
 }
 
-/* nt (<= TT) tokens at at[t] (raw Q8_0 rows, from block b0) against the nb transposed blocks at
- * wb: out[t * os + lane] (+)= the dots. */
+/* nt (<= TT) tokens at at[t] (raw activation rows, from block b0) against the nb transposed
+ * blocks at wb: out[t * os + lane] (+)= the dots. */
 RF_INLINE void b32_kernel_t(rf_type t, int vnni, int nt, int64_t nb, const uint8_t *wb,
                             const uint8_t *const *at, int64_t b0, const float *da,
-                            const int32_t *negc, float *out, int64_t os, int nr, int go_on) {
+                            const int32_t *negc, const float *sa, float *out, int64_t os, int nr,
+                            int go_on) {
     const int sign = t == RF_TYPE_Q8_0 && !vnni;
     __m512 acc[TT];
 #pragma GCC unroll 8
     for (int j = 0; j < nt; j++) acc[j] = lanes_load(out + j * os, nr, go_on);
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *wp = wb + (size_t)b * B32_WB;
-        const size_t ao = (size_t)(b0 + b) * 34 + 2;
+        const size_t ao = (size_t)(b0 + b) * b32_act_bytes(t) + b32_act_qs(t);
         __m512i si[TT];
 #pragma GCC unroll 8
         for (int j = 0; j < nt; j++) si[j] = _mm512_set1_epi32(negc[j * B32_SEG + b]);
@@ -903,8 +774,8 @@ RF_INLINE void b32_kernel_t(rf_type t, int vnni, int nt, int64_t nb, const uint8
 #pragma GCC unroll 8
                 for (int j = 0; j < nt; j++) {
                     const __m512i a = _mm512_set1_epi32((int)ld32(at[j] + ao + 4 * k));
-                    const __m512i sa = _mm512_mask_sub_epi8(a, m, _mm512_setzero_si512(), a);
-                    si[j] = dpbusd(si[j], x, sa, 0);
+                    const __m512i sq = _mm512_mask_sub_epi8(a, m, _mm512_setzero_si512(), a);
+                    si[j] = dpbusd(si[j], x, sq, 0);
                 }
             }
         } else if (!vnni) { /* levels <= 31: four pair sums fit in int16 before widening */
@@ -939,6 +810,12 @@ RF_INLINE void b32_kernel_t(rf_type t, int vnni, int nt, int64_t nb, const uint8
             acc[j] =
                 _mm512_fmadd_ps(_mm512_cvtepi32_ps(si[j]),
                                 _mm512_mul_ps(dw, _mm512_set1_ps(da[j * B32_SEG + b])), acc[j]);
+        if (b32_affine(t)) {
+            const __m512 mw = _mm512_load_ps((const void *)(wp + 576));
+#pragma GCC unroll 8
+            for (int j = 0; j < nt; j++)
+                acc[j] = _mm512_fmadd_ps(mw, _mm512_set1_ps(sa[j * B32_SEG + b]), acc[j]);
+        }
     }
 #pragma GCC unroll 8
     for (int j = 0; j < nt; j++) lanes_store(acc[j], out + j * os, nr);
@@ -971,19 +848,19 @@ RF_INLINE void tile_rows(const uint8_t *w, size_t ws, int64_t r0, int nr, const 
 RF_INLINE void b32_tile(rf_type t, int vnni, int64_t n, int64_t n_rows, const uint8_t *w, size_t ws,
                         int64_t n_tok, const uint8_t *a, size_t as, float *out, int64_t os) {
     _Alignas(64) uint8_t wbuf[B32_SEG * B32_WB];
-    float da[TCH * B32_SEG];
+    float da[TCH * B32_SEG], sa[TCH * B32_SEG];
     int32_t negc[TCH * B32_SEG];
     const int64_t nb = n / 32;
-    const size_t bw = b32_bytes(t);
+    const size_t bw = b32_bytes(t), ba = b32_act_bytes(t);
     for (int64_t c0 = 0; c0 < n_tok; c0 += TCH) {
         const int nc = (int)(n_tok - c0 < TCH ? n_tok - c0 : TCH);
         for (int64_t b0 = 0; b0 < nb; b0 += B32_SEG) {
             const int sb = (int)(nb - b0 < B32_SEG ? nb - b0 : B32_SEG);
             for (int j = 0; j < nc; j++) {
-                const uint8_t *arow = a + (size_t)(c0 + j) * as + (size_t)b0 * 34;
+                const uint8_t *arow = a + (size_t)(c0 + j) * as + (size_t)b0 * ba;
                 for (int b = 0; b < sb; b++)
-                    b32_prep_t(t, vnni, arow + (size_t)b * 34, &da[j * B32_SEG + b],
-                               &negc[j * B32_SEG + b]);
+                    b32_prep_t(t, vnni, arow + (size_t)b * ba, &da[j * B32_SEG + b],
+                               &negc[j * B32_SEG + b], &sa[j * B32_SEG + b]);
             }
             for (int64_t r0 = 0; r0 < n_rows; r0 += TW) {
                 const int nr = (int)(n_rows - r0 < TW ? n_rows - r0 : TW);
@@ -997,7 +874,7 @@ RF_INLINE void b32_tile(rf_type t, int vnni, int64_t n, int64_t n_rows, const ui
                 }
 #define B32_PASS(NT)                                                                               \
     b32_kernel_t(t, vnni, (NT), sb, wbuf, at, b0, da + p0 * B32_SEG, negc + p0 * B32_SEG,          \
-                 out + (c0 + p0) * os + r0, os, nr, b0 > 0)
+                 sa + p0 * B32_SEG, out + (c0 + p0) * os + r0, os, nr, b0 > 0)
                 TOKEN_PASSES(B32_PASS)
 #undef B32_PASS
             }
@@ -1257,12 +1134,6 @@ RF_INLINE void k_tile(int q6, int vnni, int64_t n, int64_t n_rows, const uint8_t
     }
 }
 
-/* Below this many tokens dot_tile runs dot_rows per token (the streaming kernel): the unpacking
- * of a tile costs about what 1 (32-value formats), 2 (Q4_K) or 4 (Q6_K) tokens' dots do. */
-RF_INLINE int tile_min_tok(rf_type t) {
-    return t == RF_TYPE_Q6_K ? 5 : t == RF_TYPE_Q4_K ? 3 : 2;
-}
-
 #define DEFINE_DOT_TILE(sfx, vnni)                                                                 \
     static void avx512_dot_tile##sfx(rf_type t, int64_t n, int64_t n_rows, const void *w,          \
                                      size_t ws, int64_t n_tok, const void *a, size_t as,           \
@@ -1272,6 +1143,12 @@ RF_INLINE int tile_min_tok(rf_type t) {
             switch (t) {                                                                           \
             case RF_TYPE_Q4_0:                                                                     \
                 b32_tile(RF_TYPE_Q4_0, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);           \
+                return;                                                                            \
+            case RF_TYPE_Q4_1:                                                                     \
+                b32_tile(RF_TYPE_Q4_1, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);           \
+                return;                                                                            \
+            case RF_TYPE_Q5_1:                                                                     \
+                b32_tile(RF_TYPE_Q5_1, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);           \
                 return;                                                                            \
             case RF_TYPE_Q5_0:                                                                     \
                 b32_tile(RF_TYPE_Q5_0, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);           \
@@ -1314,8 +1191,11 @@ const rf_kernels rf_kernels_avx512 = {
     .cvt_f16_f32 = rf_avx2_cvt_f16_f32,
     .dot_f32 = rf_avx2_dot_f32,
     .axpy_f32 = rf_avx2_axpy_f32,
+    .dot_f32_f16_rows = rf_avx2_dot_f32_f16_rows,
+    .axpy_f16_rows = rf_avx2_axpy_f16_rows,
     .exp_sum = rf_avx2_exp_sum,
     .geglu = rf_avx2_geglu,
+    .swiglu = rf_avx2_swiglu,
     .read_sum = rf_avx2_read_sum,
 };
 const rf_kernels rf_kernels_avx512vnni = {
@@ -1328,8 +1208,11 @@ const rf_kernels rf_kernels_avx512vnni = {
     .cvt_f16_f32 = rf_avx2_cvt_f16_f32,
     .dot_f32 = rf_avx2_dot_f32,
     .axpy_f32 = rf_avx2_axpy_f32,
+    .dot_f32_f16_rows = rf_avx2_dot_f32_f16_rows,
+    .axpy_f16_rows = rf_avx2_axpy_f16_rows,
     .exp_sum = rf_avx2_exp_sum,
     .geglu = rf_avx2_geglu,
+    .swiglu = rf_avx2_swiglu,
     .read_sum = rf_avx2_read_sum,
 };
 

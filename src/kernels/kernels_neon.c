@@ -1,12 +1,13 @@
 /* kernels_neon.c: the AArch64 Advanced SIMD (NEON) table.
  *
  * Baseline ARMv8-A NEON only (no dotprod or fp16 arithmetic extensions), so it runs on any
- * AArch64 CPU. Integer dots for the block formats the embedded model uses (Q8_0, Q4_0, Q5_0,
- * Q4_K, Q6_K): the weight block is widened to int8 levels once, multiplied with the int8
- * activations (vmull_s8, pairwise-accumulated into int32, so no int16 overflow even at -128),
- * then scaled in float as the reference associates it. Other formats (Q4_1, Q5_1, Q5_K and
- * the float rows) use the reference dot; quantize_act is the reference (it must write the same
- * bytes). dot_tile is dot_rows per token, which gives exactly dot_rows' bits.
+ * AArch64 CPU. Integer dots for the block formats of the supported models (Q8_0, Q4_0, Q4_1,
+ * Q5_0, Q5_1, Q4_K, Q6_K): the weight block is widened to int8 levels once, multiplied with the
+ * int8 activations (vmull_s8, pairwise-accumulated into int32, so no int16 overflow even at
+ * -128), then scaled in float as the reference associates it (Q4_1/Q5_1: d*da*isum + m*s, the
+ * Q8_1 activation carrying s = d * sum(q)). Other formats (Q5_K and the float rows) use the
+ * reference dot; quantize_act is the reference (it must write the same bytes). dot_tile is
+ * dot_rows per token, which gives exactly dot_rows' bits. SwiGLU uses a polynomial exp.
  *
  * Against the scalar table: integer parts exact, float accumulation order may differ,
  * |neon - ref| <= 1e-5 * sum |w_i a_i| (tests/unit/test_kernels.c, run under qemu-aarch64 by
@@ -91,6 +92,41 @@ static float row_q5_0(const rf_block_q5_0 *w, const rf_block_q8_0 *a, int64_t nb
     return sum;
 }
 
+/* The affine formats: value = level * d + m, against Q8_1 (s = d * sum(q)); the block term
+ * (dw * da) * isum + mw * s, as the reference. */
+static float row_q4_1(const rf_block_q4_1 *w, const rf_block_q8_1 *a, int64_t nb) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < nb; i++) {
+        int8x16_t lo, hi;
+        nibbles32(w[i].qs, 0, &lo, &hi);
+        const float p =
+            rf_f16_to_f32(w[i].d) * rf_f16_to_f32(a[i].d) * (float)isum32(lo, hi, a[i].qs);
+        const float q = rf_f16_to_f32(w[i].m) * rf_f16_to_f32(a[i].s);
+        const float t = p + q;
+        sum += t;
+    }
+    return sum;
+}
+
+static float row_q5_1(const rf_block_q5_1 *w, const rf_block_q8_1 *a, int64_t nb) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < nb; i++) {
+        uint32_t h;
+        memcpy(&h, w[i].qh, 4);
+        uint8x16_t h0, h1;
+        high_bits(h, &h0, &h1);
+        const uint8x16_t q = vld1q_u8(w[i].qs);
+        const int8x16_t lo = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, vdupq_n_u8(15)), h0));
+        const int8x16_t hi = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h1));
+        const float p =
+            rf_f16_to_f32(w[i].d) * rf_f16_to_f32(a[i].d) * (float)isum32(lo, hi, a[i].qs);
+        const float r = rf_f16_to_f32(w[i].m) * rf_f16_to_f32(a[i].s);
+        const float t = p + r;
+        sum += t;
+    }
+    return sum;
+}
+
 /* ---- K-quants ---- */
 
 static float row_q4_k(const rf_block_q4_k *w, const rf_block_q8_k *a, int64_t nb) {
@@ -157,6 +193,10 @@ static float row_dot(rf_type t, int64_t n, const void *w, const void *a) {
         return row_q8_0(w, a, n / RF_QK);
     case RF_TYPE_Q4_0:
         return row_q4_0(w, a, n / RF_QK);
+    case RF_TYPE_Q4_1:
+        return row_q4_1(w, a, n / RF_QK);
+    case RF_TYPE_Q5_1:
+        return row_q5_1(w, a, n / RF_QK);
     case RF_TYPE_Q5_0:
         return row_q5_0(w, a, n / RF_QK);
     case RF_TYPE_Q4_K:
@@ -228,6 +268,85 @@ static void neon_cvt_f16_f32(const uint16_t *h, float *y, int n) {
     for (; i < n; i++) y[i] = rf_f16_to_f32(h[i]);
 }
 
+/* exp(x) for 4 floats: x = n ln2 + r, n = round(x / ln2), |r| <= ln2/2 (ln2 in two parts so r
+ * is exact), exp(r) by its degree-6 Taylor polynomial (relative error below 2e-7), times 2^n built
+ * in the exponent bits; x is clamped to [-87.3, 88.7] first (beyond: 0 below, +inf from about
+ * 88.4 up, as the AVX2 version). */
+static inline float32x4_t exp4(float32x4_t x) {
+    const uint32x4_t under = vcltq_f32(x, vdupq_n_f32(-87.3f));
+    x = vminq_f32(vmaxq_f32(x, vdupq_n_f32(-87.3f)), vdupq_n_f32(88.7f));
+    const float32x4_t n = vrndnq_f32(vmulq_n_f32(x, 1.44269504088896341f));
+    float32x4_t r = vfmsq_f32(x, n, vdupq_n_f32(0.693359375f));
+    r = vfmsq_f32(r, n, vdupq_n_f32(-2.12194440e-4f));
+    float32x4_t p = vdupq_n_f32(1.0f / 720);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 120), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 24), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 6), p, r);
+    p = vfmaq_f32(vdupq_n_f32(0.5f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+    const int32x4_t e = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23);
+    const float32x4_t y = vmulq_f32(p, vreinterpretq_f32_s32(e));
+    return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(y), under));
+}
+
+static void neon_swiglu(const float *g, const float *u, float *out, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t x = vld1q_f32(g + i);
+        const float32x4_t s = vdivq_f32(x, vaddq_f32(vdupq_n_f32(1.0f), exp4(vnegq_f32(x))));
+        vst1q_f32(out + i, vmulq_f32(s, vld1q_f32(u + i)));
+    }
+    if (i < n) rf_scalar_swiglu(g + i, u + i, out + i, n - i);
+}
+
+/* neon_dot_f32's sequence (two chains of 4 lanes over blocks of 8) on each widened row. */
+static void neon_dot_f32_f16_rows(const float *x, const uint16_t *h, size_t h_stride, int n_rows,
+                                  int n, float *out) {
+    for (int j = 0; j < n_rows; j++) {
+        const uint16_t *r = h + (size_t)j * h_stride;
+        float32x4_t acc0 = vdupq_n_f32(0), acc1 = vdupq_n_f32(0);
+        int i = 0;
+        for (; i + 8 <= n; i += 8) {
+            acc0 = vfmaq_f32(acc0, vld1q_f32(x + i), load_h4(r + i));
+            acc1 = vfmaq_f32(acc1, vld1q_f32(x + i + 4), load_h4(r + i + 4));
+        }
+        float s = vaddvq_f32(vaddq_f32(acc0, acc1));
+        for (; i < n; i++) s += x[i] * rf_f16_to_f32(r[i]);
+        out[j] = s;
+    }
+}
+
+/* neon_axpy_f32 with each widened row in turn (fma per block of 4, the tail as acc += a * x). */
+static void neon_axpy_f16_rows(float *acc, const uint16_t *h, size_t h_stride, const float *a,
+                               int n_rows, int n) {
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        float32x4_t v0 = vld1q_f32(acc + i), v1 = vld1q_f32(acc + i + 4);
+        float32x4_t v2 = vld1q_f32(acc + i + 8), v3 = vld1q_f32(acc + i + 12);
+        for (int j = 0; j < n_rows; j++) {
+            const uint16_t *r = h + (size_t)j * h_stride + i;
+            v0 = vfmaq_n_f32(v0, load_h4(r), a[j]);
+            v1 = vfmaq_n_f32(v1, load_h4(r + 4), a[j]);
+            v2 = vfmaq_n_f32(v2, load_h4(r + 8), a[j]);
+            v3 = vfmaq_n_f32(v3, load_h4(r + 12), a[j]);
+        }
+        vst1q_f32(acc + i, v0);
+        vst1q_f32(acc + i + 4, v1);
+        vst1q_f32(acc + i + 8, v2);
+        vst1q_f32(acc + i + 12, v3);
+    }
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t v = vld1q_f32(acc + i);
+        for (int j = 0; j < n_rows; j++)
+            v = vfmaq_n_f32(v, load_h4(h + (size_t)j * h_stride + i), a[j]);
+        vst1q_f32(acc + i, v);
+    }
+    for (; i < n; i++)
+        for (int j = 0; j < n_rows; j++)
+            acc[i] += a[j] * rf_f16_to_f32(h[(size_t)j * h_stride + i]);
+}
+
 static uint64_t neon_read_sum(const void *p, size_t n) {
     const uint64_t *q = p;
     uint64x2_t a0 = vdupq_n_u64(0), a1 = a0, a2 = a0, a3 = a0;
@@ -250,8 +369,11 @@ const rf_kernels rf_kernels_neon = {
     .cvt_f16_f32 = neon_cvt_f16_f32,
     .dot_f32 = neon_dot_f32,
     .axpy_f32 = neon_axpy_f32,
+    .dot_f32_f16_rows = neon_dot_f32_f16_rows,
+    .axpy_f16_rows = neon_axpy_f16_rows,
     .exp_sum = rf_scalar_exp_sum,
     .geglu = rf_scalar_geglu,
+    .swiglu = neon_swiglu,
     .read_sum = neon_read_sum,
 };
 

@@ -93,6 +93,58 @@ void rf_avx2_axpy_f32(float *acc, const float *x, float a, int n) {
     for (; i < n; i++) acc[i] += a * x[i];
 }
 
+/* One row of rf_avx2_dot_f32_f16_rows: rf_avx2_dot_f32's sequence (four chains of 8 lanes over
+ * blocks of 32, then one over 8, the same final sums) on the widened row. */
+static inline float dot_row_f16(const float *x, const uint16_t *h, int n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), ld_h8(h + i), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8), ld_h8(h + i + 8), a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 16), ld_h8(h + i + 16), a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 24), ld_h8(h + i + 24), a3);
+    }
+    for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), ld_h8(h + i), a0);
+    float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (; i < n; i++) s += x[i] * rf_f16_to_f32(h[i]);
+    return s;
+}
+
+void rf_avx2_dot_f32_f16_rows(const float *x, const uint16_t *h, size_t h_stride, int n_rows, int n,
+                              float *out) {
+    for (int j = 0; j < n_rows; j++) out[j] = dot_row_f16(x, h + (size_t)j * h_stride, n);
+}
+
+/* W vectors of 8 accumulators at acc, kept in registers across the rows (W a constant after
+ * inlining): v += a[j] * f32(row j) by fma, as rf_avx2_axpy_f32 does. */
+static inline __attribute__((always_inline)) void
+axpy_rows_block(float *acc, const uint16_t *h, size_t h_stride, const float *a, int n_rows, int W) {
+    __m256 v[8];
+#pragma GCC unroll 8
+    for (int k = 0; k < W; k++) v[k] = _mm256_loadu_ps(acc + 8 * k);
+    for (int j = 0; j < n_rows; j++) {
+        const __m256 va = _mm256_set1_ps(a[j]);
+        const uint16_t *r = h + (size_t)j * h_stride;
+#pragma GCC unroll 8
+        for (int k = 0; k < W; k++) v[k] = _mm256_fmadd_ps(va, ld_h8(r + 8 * k), v[k]);
+    }
+#pragma GCC unroll 8
+    for (int k = 0; k < W; k++) _mm256_storeu_ps(acc + 8 * k, v[k]);
+}
+
+/* rf_avx2_axpy_f32 with each widened row in turn: fma per block of 8, the tail as acc += a * x,
+ * each value's operations in row order; up to 64 accumulators stay in registers over the rows. */
+void rf_avx2_axpy_f16_rows(float *acc, const uint16_t *h, size_t h_stride, const float *a,
+                           int n_rows, int n) {
+    int i = 0;
+    for (; i + 64 <= n; i += 64) axpy_rows_block(acc + i, h + i, h_stride, a, n_rows, 8);
+    for (; i + 8 <= n; i += 8) axpy_rows_block(acc + i, h + i, h_stride, a, n_rows, 1);
+    for (; i < n; i++)
+        for (int j = 0; j < n_rows; j++)
+            acc[i] += a[j] * rf_f16_to_f32(h[(size_t)j * h_stride + i]);
+}
+
 /* exp(x) for 8 floats: x = n ln2 + r with n = round(x / ln2) and |r| <= ln2/2 (ln2 split in two
  * parts so r is exact), exp(r) by a degree-6 polynomial (Taylor terms; relative error below
  * 2e-7 on that interval), times 2^n built in the exponent bits. Inputs below -87.3 give 0 (the
@@ -133,6 +185,20 @@ float rf_avx2_exp_sum(float *x, int n, float m) {
         s += x[i];
     }
     return s;
+}
+
+/* silu(g) * u: g / (1 + exp(-g)) with exp8 (a few ulp from expf; exp(-g) is +inf from g below
+ * about -88.4 and 0 above 87.3, so silu is -0 and g there, as the reference gives), times u. */
+void rf_avx2_swiglu(const float *g, const float *u, float *out, int64_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(g + i);
+        const __m256 e = exp8(_mm256_xor_ps(x, sign));
+        const __m256 s = _mm256_div_ps(x, _mm256_add_ps(one, e));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(s, _mm256_loadu_ps(u + i)));
+    }
+    if (i < n) rf_scalar_swiglu(g + i, u + i, out + i, n - i);
 }
 
 uint64_t rf_avx2_read_sum(const void *p, size_t n) {

@@ -1,5 +1,5 @@
 /* vec_scalar.c: portable versions of the small vector kernels (attention's f16 dot and axpy, the
- * GELU-gated product, the bandwidth read), and the GELU table. */
+ * GELU- and SiLU-gated products, the bandwidth read), and the GELU table. */
 #include <math.h>
 
 #include "kernels/kernels.h"
@@ -37,6 +37,15 @@ void rf_scalar_geglu(const uint16_t *table, const float *g, const float *u, floa
     }
 }
 
+/* silu(g) * u with silu(x) = x / (1 + expf(-x)), as llama.cpp's scalar ggml_silu_f32 (x -> -inf
+ * gives -0 or NaN through inf/inf; the activations are finite). */
+void rf_scalar_swiglu(const float *g, const float *u, float *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        const float s = g[i] / (1.0f + expf(-g[i]));
+        out[i] = s * u[i];
+    }
+}
+
 uint64_t rf_scalar_read_sum(const void *p, size_t n) {
     const uint64_t *q = p;
     uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
@@ -63,6 +72,26 @@ float rf_scalar_dot_f32(const float *x, const float *y, int n) {
 
 void rf_scalar_axpy_f32(float *acc, const float *x, float a, int n) {
     for (int i = 0; i < n; i++) acc[i] += a * x[i];
+}
+
+/* As rf_scalar_dot_f32 on each widened row. */
+void rf_scalar_dot_f32_f16_rows(const float *x, const uint16_t *h, size_t h_stride, int n_rows,
+                                int n, float *out) {
+    for (int j = 0; j < n_rows; j++) {
+        const uint16_t *r = h + (size_t)j * h_stride;
+        float s = 0;
+        for (int i = 0; i < n; i++) s += x[i] * rf_f16_to_f32(r[i]);
+        out[j] = s;
+    }
+}
+
+/* As rf_scalar_axpy_f32 with each widened row in turn. */
+void rf_scalar_axpy_f16_rows(float *acc, const uint16_t *h, size_t h_stride, const float *a,
+                             int n_rows, int n) {
+    for (int j = 0; j < n_rows; j++) {
+        const uint16_t *r = h + (size_t)j * h_stride;
+        for (int i = 0; i < n; i++) acc[i] += a[j] * rf_f16_to_f32(r[i]);
+    }
 }
 
 float rf_scalar_exp_sum(float *x, int n, float m) {

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/blocks.h"
 #include "model/model_int.h"
 
 rf_context_params rf_context_default_params(void) {
@@ -51,8 +52,8 @@ rf_status rf_context_new(const rf_model *m, const rf_context_params *p, rf_conte
     if (st) goto fail;
     st = rf_kv_cache_init(&c->kv, hp, p->n_seq, n_ctx, p->n_batch, err);
     if (st) goto fail;
-    c->scratch_n = m->arch->scratch_floats(m, p->n_batch, n_threads, n_ctx);
-    c->act_n = m->arch->act_bytes(m, p->n_batch);
+    c->scratch_n = rf_blk_scratch_floats(hp, p->n_batch, n_threads);
+    c->act_n = rf_blk_act_bytes(hp, p->n_batch);
     c->scratch = aligned_alloc(64, ((c->scratch_n * sizeof(float)) + 63) & ~(size_t)63);
     c->act = aligned_alloc(64, (c->act_n + 63) & ~(size_t)63);
     c->logits = malloc((size_t)n_outputs * (size_t)hp->n_vocab * sizeof(float));
@@ -134,7 +135,7 @@ static rf_status validate(const rf_context *c, const rf_batch *b, rf_error *err)
 rf_status rf_decode(rf_context *c, const rf_batch *b, rf_error *err) {
     rf_status st = validate(c, b, err);
     if (st) return st;
-    c->model->arch->forward(c, b);
+    rf_blk_forward(c, b);
     if (c->profiling) {
         c->prof.calls++;
         c->prof.tokens += b->n;
@@ -226,7 +227,7 @@ rf_profile rf_context_profile(const rf_context *c) {
 const char *rf_prof_stage_name(rf_prof_stage s) {
     static const char *names[RF_PROF_COUNT] = {"embed",     "act quant", "q/k/v", "norm+rope",
                                                "attention", "wo",        "norms", "gate/up",
-                                               "gelu",      "down",      "head"};
+                                               "glu",       "down",      "head"};
     return s < RF_PROF_COUNT ? names[s] : "?";
 }
 

@@ -97,12 +97,12 @@ typedef enum rf_prof_stage {
     RF_PROF_EMBED, /* embedding rows, RoPE tables */
     RF_PROF_QUANT, /* activation quantization */
     RF_PROF_QKV,   /* q, k, v projections */
-    RF_PROF_ROPE,  /* q/k norms, RoPE, K/V to the cache */
+    RF_PROF_ROPE,  /* q/k biases and norms, RoPE, K/V to the cache */
     RF_PROF_ATTN,  /* attention */
     RF_PROF_WO,    /* output projection */
     RF_PROF_NORM,  /* residual norms */
     RF_PROF_UP,    /* gate and up projections */
-    RF_PROF_GELU,  /* GELU * up */
+    RF_PROF_GLU,   /* the gate activation times up (GELU or SiLU) */
     RF_PROF_DOWN,  /* down projection */
     RF_PROF_HEAD,  /* final norm and output head */
     RF_PROF_COUNT

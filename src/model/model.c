@@ -1,13 +1,15 @@
-/* model.c: loading a model file: architecture lookup, tokenizer, tensor binding helpers. */
+/* model.c: loading a model file: architecture lookup (the registry below), tokenizer,
+ * hyperparameters and tensors (hparams.c, blocks.c), tensor binding helpers. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/blocks.h"
 #include "model/model_int.h"
 #include "util/file.h"
 
-static const rf_arch *const g_archs[] = {&rf_arch_gemma3};
+static const rf_arch *const g_archs[] = {&rf_arch_gemma3, &rf_arch_qwen2, &rf_arch_llama};
 
 static char *dup_str(rf_str s) {
     char *p = malloc(s.len + 1);
@@ -17,18 +19,13 @@ static char *dup_str(rf_str s) {
     return p;
 }
 
-/* The chat format: the file's own template when it is one we recognise, else the
- * architecture's built-in one. */
-static rf_chat_format detect_chat(const rf_model *m) {
+/* The chat template: the file's own, recognised (model/chat.h), else the architecture's. */
+static void detect_chat(rf_model *m) {
     const rf_gguf_kv *kv = rf_gguf_find_kv(m->gguf, "tokenizer.chat_template");
-    if (kv && kv->type == RF_GGUF_STRING) {
-        char *t = dup_str(kv->v.s);
-        rf_chat_format f = RF_CHAT_GEMMA;
-        if (t && strstr(t, "<|im_start|>")) f = RF_CHAT_CHATML;
-        free(t);
-        return f;
-    }
-    return RF_CHAT_GEMMA;
+    char *t = kv && kv->type == RF_GGUF_STRING ? dup_str(kv->v.s) : NULL;
+    rf_chat_template_detect(t, !strcmp(m->hp.arch, "gemma3") ? RF_CHAT_GEMMA : RF_CHAT_UNKNOWN,
+                            &m->chat);
+    free(t);
 }
 
 rf_status rf_model_load(const char *path, rf_model **out, rf_error *err) {
@@ -51,14 +48,16 @@ rf_status rf_model_load(const char *path, rf_model **out, rf_error *err) {
     if (!m->arch) {
         char shown[80]; /* the file's bytes: a printable excerpt */
         st = rf_error_set(err, RF_ERR_UNSUPPORTED,
-                          "%s: unsupported architecture '%s' (supported: gemma3)", path,
-                          rf_printable(arch.ptr, (size_t)arch.len, shown, sizeof shown));
+                          "%s: unsupported architecture '%s' (supported: gemma3, qwen2, llama)",
+                          path, rf_printable(arch.ptr, (size_t)arch.len, shown, sizeof shown));
         goto fail;
     }
     snprintf(m->hp.arch, sizeof m->hp.arch, "%s", m->arch->name);
     st = rf_tokenizer_from_gguf(m->gguf, &m->tok, err);
     if (st) goto fail;
-    st = m->arch->load(m, err);
+    st = rf_hparams_load(m, err);
+    if (st) goto fail;
+    st = rf_blk_bind(m, err);
     if (st) goto fail;
     if (m->hp.n_vocab != rf_tokenizer_n_vocab(m->tok)) {
         st = rf_error_set(err, RF_ERR_MODEL,
@@ -66,7 +65,7 @@ rf_status rf_model_load(const char *path, rf_model **out, rf_error *err) {
                           rf_tokenizer_n_vocab(m->tok), m->hp.n_vocab);
         goto fail;
     }
-    m->chat = detect_chat(m);
+    detect_chat(m);
     *out = m;
     return RF_OK;
 fail:
@@ -76,8 +75,9 @@ fail:
 
 void rf_model_free(rf_model *m) {
     if (!m) return;
-    if (m->arch && m->weights) m->arch->free_weights(m->weights);
+    rf_blk_free_weights(m->weights);
     rf_tokenizer_free(m->tok);
+    rf_chat_template_free(&m->chat);
     rf_gguf_close(m->gguf);
     free(m->path);
     free(m);
@@ -92,8 +92,11 @@ const rf_tokenizer *rf_model_tokenizer(const rf_model *m) {
 const rf_gguf *rf_model_gguf(const rf_model *m) {
     return m->gguf;
 }
-rf_chat_format rf_model_chat_format(const rf_model *m) {
-    return m->chat;
+const rf_chat_template *rf_model_chat_template(const rf_model *m) {
+    return &m->chat;
+}
+void rf_model_set_chat_family(rf_model *m, int family) {
+    m->chat.family = (rf_chat_family)family;
 }
 const char *rf_model_path(const rf_model *m) {
     return m->path;
@@ -127,7 +130,7 @@ rf_status rf_model_bind_matrix(const rf_model *m, const char *name, int64_t cols
                             "%s: tensor '%s' has shape %s, expected [%lld, %lld]", m->path, name,
                             shape_str(t, shape, sizeof shape), (long long)cols, (long long)rows);
     const rf_type_info *ti = rf_type_get(t->type);
-    if (!ti->computable)
+    if (rf_vec_dot_type((rf_type)t->type) == RF_TYPE_COUNT)
         return rf_error_set(err, RF_ERR_UNSUPPORTED,
                             "%s: tensor '%s' has type %s, which roofline cannot compute with",
                             m->path, name, ti->name ? ti->name : "unknown");

@@ -21,10 +21,7 @@
 #define RF_MAX_LAYERS   512
 #define RF_MAX_HEAD_DIM 512
 
-typedef enum rf_chat_format {
-    RF_CHAT_GEMMA = 0, /* <start_of_turn>role\n...<end_of_turn>\n */
-    RF_CHAT_CHATML,    /* <|im_start|>role\n...<|im_end|>\n */
-} rf_chat_format;
+typedef struct rf_chat_template rf_chat_template; /* model/chat.h */
 
 typedef struct rf_hparams {
     char arch[32];
@@ -57,7 +54,11 @@ void rf_model_free(rf_model *m);
 const rf_hparams *rf_model_hparams(const rf_model *m);
 const rf_tokenizer *rf_model_tokenizer(const rf_model *m);
 const rf_gguf *rf_model_gguf(const rf_model *m);
-rf_chat_format rf_model_chat_format(const rf_model *m);
+/* The chat template recognised from the file's tokenizer.chat_template (model/chat.h); a file
+ * without one gets its architecture's (gemma for gemma3), else "unknown". */
+const rf_chat_template *rf_model_chat_template(const rf_model *m);
+/* Forces a family (the user's --chat-template): the file's default system text is kept. */
+void rf_model_set_chat_family(rf_model *m, int family);
 const char *rf_model_path(const rf_model *m);
 
 #endif

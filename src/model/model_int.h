@@ -1,34 +1,76 @@
-/* model_int.h: what model.c, context.c and the architecture files share (not for callers
- * outside src/model/).
+/* model_int.h: what model.c, context.c, hparams.c, blocks.c and the architecture files share (not
+ * for callers outside src/model/).
  *
- * An architecture (gemma3.c; a Llama-style one later) is a table of three functions: load
- * (read hyperparameters, bind tensors into its own weights struct), scratch (the float buffers
- * its forward pass needs for n_batch tokens) and forward (one rf_decode step). model.c and
- * context.c know nothing else about it.
+ * An architecture (gemma3.c, qwen2.c, llama.c) is a table, rf_arch: its name (the value of
+ * general.architecture, which is also the prefix of its hyperparameter keys), the optional
+ * hyperparameters it reads (RF_HP_*), the tensors of one layer (rf_tensor_spec, bound into the
+ * shared rf_layer by blocks.c), a hook for its own derived hyperparameters and the function that
+ * runs one layer of the forward pass from the blocks of blocks.h. model.c loads every
+ * architecture the same way (hparams.c reads the keys with their range checks, blocks.c binds
+ * the tensors) and rf_decode runs rf_blk_forward, which calls the layer function per layer; so a
+ * new Llama-style architecture is a short file plus one line in model.c's registry.
  */
 #ifndef RF_MODEL_MODEL_INT_H
 #define RF_MODEL_MODEL_INT_H
+
+#include <stddef.h>
 
 #include "kernels/kernels.h"
 #include "kernels/matmul.h"
 #include "model/context.h"
 #include "model/kv_cache.h"
+#include "model/chat.h"
 #include "model/model.h"
 #include "util/threadpool.h"
 
+typedef struct rf_fwd rf_fwd;         /* one forward step in flight (blocks.h) */
+typedef struct rf_weights rf_weights; /* the bound tensors (blocks.h) */
+
+/* Optional hyperparameter groups an architecture reads beyond the common ones (hparams.c). */
+enum {
+    RF_HP_SWA = 1u << 0,     /* attention.sliding_window, its layer pattern, rope.freq_base_swa */
+    RF_HP_SOFTCAP = 1u << 1, /* final_logit_softcapping */
+};
+
+/* Sizes a tensor's dimension is bound to (blocks.c checks every shape). */
+typedef enum rf_dim {
+    RF_DIM_E,  /* embedding_length */
+    RF_DIM_F,  /* feed_forward_length */
+    RF_DIM_Q,  /* head_count * key_length: queries */
+    RF_DIM_K,  /* head_count_kv * key_length: keys */
+    RF_DIM_V,  /* head_count_kv * value_length: values */
+    RF_DIM_O,  /* head_count * value_length: attention output */
+    RF_DIM_DK, /* key_length: one head (per-head norms) */
+} rf_dim;
+
+/* One tensor of a layer: blk.<il>.<name> bound into the rf_layer member at `field`, a matrix
+ * (rf_weight, [cols, rows], any computable type) or an F32 vector of cols values. An optional
+ * tensor that is absent leaves the member zero (NULL data). */
+typedef struct rf_tensor_spec {
+    const char *name; /* "attn_q.weight" */
+    size_t field;     /* offsetof(rf_layer, member) */
+    int matrix;
+    int optional;
+    rf_dim cols, rows; /* rows: matrices only */
+} rf_tensor_spec;
+
+typedef enum rf_glu {
+    RF_GLU_GELU, /* gelu_tanh(gate) * up (Gemma) */
+    RF_GLU_SILU, /* silu(gate) * up: SwiGLU (Llama, Qwen2) */
+} rf_glu;
+
 typedef struct rf_arch {
-    const char *name; /* general.architecture value */
-    /* Fills m->hp and m->weights (allocated by the arch, freed by free_weights). */
-    rf_status (*load)(rf_model *m, rf_error *err);
-    void (*free_weights)(void *weights);
-    /* Floats of scratch the forward pass needs for n_batch tokens and n_threads threads with
-     * positions up to n_ctx (logits excluded). */
-    size_t (*scratch_floats)(const rf_model *m, int32_t n_batch, int32_t n_threads, int32_t n_ctx);
-    /* Bytes of quantized-activation scratch for n_batch tokens. */
-    size_t (*act_bytes)(const rf_model *m, int32_t n_batch);
-    /* One forward step; the batch was validated by rf_decode. Writes c->logits for flagged
-     * tokens in order. */
-    void (*forward)(rf_context *c, const rf_batch *b);
+    const char *name;     /* general.architecture value and hyperparameter key prefix */
+    uint32_t hp_features; /* RF_HP_* */
+    int32_t ctx_default;  /* context_length when the file has none; 0: the key is required */
+    rf_glu glu;           /* the FFN's gate activation */
+    const rf_tensor_spec *tensors; /* one layer's tensors */
+    int n_tensors;
+    /* The architecture's own rules after the common keys are read (attention and embedding
+     * scales, ...); NULL: none. */
+    rf_status (*finish_hparams)(rf_model *m, rf_error *err);
+    /* One layer of the forward pass over the batch in f (f->il, f->L set by rf_blk_forward). */
+    void (*layer)(rf_fwd *f);
 } rf_arch;
 
 struct rf_model {
@@ -37,8 +79,8 @@ struct rf_model {
     rf_tokenizer *tok;
     rf_hparams hp;
     const rf_arch *arch;
-    void *weights;
-    rf_chat_format chat;
+    rf_weights *weights; /* blocks.c binds and frees */
+    rf_chat_template chat;
 };
 
 struct rf_context {
@@ -47,7 +89,7 @@ struct rf_context {
     rf_pool *pool;
     rf_kv_cache kv;
     int32_t n_ctx, n_batch, n_outputs, n_threads;
-    float *scratch; /* arch-owned layout */
+    float *scratch; /* blocks.c's layout */
     size_t scratch_n;
     void *act; /* quantized activations */
     size_t act_n;
@@ -74,6 +116,12 @@ static inline int64_t rf_prof_mark(rf_context *c, int64_t t, rf_prof_stage s) {
 }
 
 extern const rf_arch rf_arch_gemma3;
+extern const rf_arch rf_arch_qwen2;
+extern const rf_arch rf_arch_llama;
+
+/* Reads and checks the hyperparameters of m->arch under its key prefix into m->hp (hparams.c):
+ * the common keys, the arch's RF_HP_* groups, then its finish_hparams rules. */
+rf_status rf_hparams_load(rf_model *m, rf_error *err);
 
 /* Binds tensor `name` as a matrix weight of shape [cols, rows] with a computable type. */
 rf_status rf_model_bind_matrix(const rf_model *m, const char *name, int64_t cols, int64_t rows,

@@ -34,7 +34,8 @@
 #include "util/file.h"
 
 /* The families. A new one adds its vtable here. */
-static const rf_tokenizer_vtable *const k_families[] = {&rf_tokenizer_spm_vtable};
+static const rf_tokenizer_vtable *const k_families[] = {&rf_tokenizer_spm_vtable,
+                                                        &rf_tokenizer_bpe_vtable};
 
 /* Per-family defaults for keys the file leaves out (llama.cpp's). */
 typedef struct family_defaults {
@@ -45,6 +46,7 @@ typedef struct family_defaults {
 
 static const family_defaults k_defaults[] = {
     {"llama", 1, 2, 0, true, false, true},
+    {"gpt2", 11, 11, -1, false, false, false},
 };
 
 struct rf_tokenizer {
@@ -79,6 +81,7 @@ struct rf_tokenizer {
     int32_t root_child[256];
     uint32_t *special_lens; /* distinct special-token lengths, longest first */
     int32_t n_special_lens;
+    void *family; /* the family's own tables (vt->init), freed by vt->destroy */
 };
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -142,6 +145,9 @@ int32_t rf_tok_byte_id(const rf_tokenizer *t, uint8_t byte) {
 bool rf_tok_add_space_prefix(const rf_tokenizer *t) {
     return t->add_space_prefix;
 }
+const void *rf_tok_family_data(const rf_tokenizer *t) {
+    return t->family;
+}
 
 const char *rf_tok_text(const rf_tokenizer *t, int32_t id, uint32_t *len) {
     if (len) *len = (uint32_t)tok_len(t, id);
@@ -188,6 +194,7 @@ rf_tokenizer_desc rf_tokenizer_desc_init(void) {
 
 void rf_tokenizer_free(rf_tokenizer *t) {
     if (!t) return;
+    if (t->vt && t->vt->destroy) t->vt->destroy(t->family);
     free(t->pool);
     free(t->off);
     free(t->scores);
@@ -252,6 +259,16 @@ static const char *const k_eog_texts[] = {
     "<eos>",
     "<turn|>",
     "<|tool_response>",
+    /* llama.cpp adds the fill-in-the-middle pad, repo and file separators to its eog set */
+    "<|fim_pad|>",
+    "<fim-pad>",
+    "<fim_pad>",
+    "<|repo_name|>",
+    "<fim-repo>",
+    "<repo_name>",
+    "<|file_sep|>",
+    "<fim-sep>",
+    "<file_sep>",
     "<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>",
     "[e~[",
 };
@@ -545,11 +562,15 @@ rf_status rf_tokenizer_from_desc(const rf_tokenizer_desc *d, rf_tokenizer **out,
     for (size_t i = 0; i < COUNT(k_families); i++)
         if (strcmp(k_families[i]->model, d->model) == 0) vt = k_families[i];
     if (!vt) {
-        char shown[80];
+        char shown[80], list[128] = "";
+        for (size_t i = 0; i < COUNT(k_families); i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                     k_families[i]->model);
         return rf_error_set(err, RF_ERR_UNSUPPORTED,
                             "%s: key 'tokenizer.ggml.model': unsupported tokenizer model '%s' "
-                            "(supported: llama)",
-                            name, rf_printable(d->model, strlen(d->model), shown, sizeof shown));
+                            "(supported: %s)",
+                            name, rf_printable(d->model, strlen(d->model), shown, sizeof shown),
+                            list);
     }
     const family_defaults *df = NULL;
     for (size_t i = 0; i < COUNT(k_defaults); i++)
@@ -699,6 +720,7 @@ rf_status rf_tokenizer_from_desc(const rf_tokenizer_desc *d, rf_tokenizer **out,
         }
         t->byte_id[b] = id;
     }
+    if (vt->init && (st = vt->init(t, d, &t->family, err))) goto fail;
     *out = t;
     return RF_OK;
 
@@ -783,6 +805,15 @@ rf_status rf_tokenizer_from_gguf(const rf_gguf *g, rf_tokenizer **out, rf_error 
     }
     if ((st = rf_gguf_get_arr(g, "tokenizer.ggml.token_type", RF_GGUF_I32, false, &types, err)))
         return st;
+    /* Byte-level BPE: the pre-tokenizer and the merges (the family checks what it needs). */
+    const rf_gguf_kv *merges = NULL;
+    if ((st = rf_gguf_get_str(g, "tokenizer.ggml.pre", false, &d.pre, err)) ||
+        (st = rf_gguf_get_arr(g, "tokenizer.ggml.merges", RF_GGUF_STRING, false, &merges, err)))
+        return st;
+    if (merges) {
+        d.n_merges = merges->v.arr.n;
+        d.merges = merges->v.arr.strs;
+    }
 
     float *sc = NULL;
     int32_t *ty = NULL;

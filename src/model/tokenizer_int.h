@@ -1,5 +1,5 @@
 /* tokenizer_int.h: what tokenizer.c (the generic part) and the per-family encoders
- * (tokenizer_spm.c, later a byte-level BPE file) share. Not part of the public interface.
+ * (tokenizer_spm.c; tokenizer_bpe.c, byte-level BPE) share. Not part of the public interface.
  *
  * The generic part owns the vocabulary (texts, scores, types), the text -> id hash table, the
  * special-token trie and the end-of-generation set; it splits special-token text out of the
@@ -54,6 +54,8 @@ typedef struct rf_tok_scratch {
  * when the allocation fails. */
 void *rf_tok_scratch_get(rf_tok_scratch *s, int slot, size_t bytes);
 
+struct rf_tokenizer_desc; /* below */
+
 typedef struct rf_tokenizer_vtable {
     const char *model; /* the tokenizer.ggml.model value this family handles */
     /* Encodes one fragment of raw text (no special tokens inside), appending ids to out.
@@ -63,9 +65,16 @@ typedef struct rf_tokenizer_vtable {
                                  size_t len, bool prev_special, rf_tok_out *out, rf_error *err);
     /* Writes the bytes a NORMAL token decodes to (at most cap), returns the full length. */
     int32_t (*normal_piece)(const rf_tokenizer *t, int32_t id, char *buf, int32_t cap);
+    /* Optional (NULL: none): builds the family's own tables from d once the vocabulary is in
+     * place (the text -> id lookup works), validating what only the family reads. *data is then
+     * owned by the tokenizer and handed to destroy by rf_tokenizer_free. */
+    rf_status (*init)(const rf_tokenizer *t, const struct rf_tokenizer_desc *d, void **data,
+                      rf_error *err);
+    void (*destroy)(void *data);
 } rf_tokenizer_vtable;
 
 extern const rf_tokenizer_vtable rf_tokenizer_spm_vtable;
+extern const rf_tokenizer_vtable rf_tokenizer_bpe_vtable; /* tokenizer_bpe.c: "gpt2" */
 
 /* The most bytes of text the special tokens (control, user-defined, unknown) of a vocabulary may
  * hold in all: the special-token automaton needs ~50 bytes per byte while it is built, so this
@@ -91,6 +100,11 @@ typedef struct rf_tokenizer_desc {
     int64_t bos, eos, unk, pad, eot, eom;
     /* tokenizer.ggml.add_bos_token, add_eos_token, add_space_prefix: 0, 1, or -1 if absent */
     int add_bos, add_eos, add_space_prefix;
+    /* Byte-level BPE ("gpt2"): tokenizer.ggml.pre (ptr NULL: absent) and tokenizer.ggml.merges
+     * (merges NULL: absent), each merge "LEFT RIGHT", its rank its index. */
+    rf_str pre;
+    uint64_t n_merges;
+    const rf_str *merges;
 } rf_tokenizer_desc;
 
 /* An empty description: every optional field absent. */
@@ -122,5 +136,6 @@ uint32_t rf_tok_attr(const rf_tokenizer *t, int32_t id);
 const char *rf_tok_text(const rf_tokenizer *t, int32_t id, uint32_t *len);
 int32_t rf_tok_byte_id(const rf_tokenizer *t, uint8_t byte); /* -1: no token for it */
 bool rf_tok_add_space_prefix(const rf_tokenizer *t);
+const void *rf_tok_family_data(const rf_tokenizer *t); /* what the family's init made, or NULL */
 
 #endif

@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/roofline.h"
-#include "model/model.h"
+#include "analysis/facts.h"
 #include "model/registry.h"
 #include "report/catalog.h"
 #include "report/cost.h"
@@ -60,33 +59,25 @@ static void price_of(const rf_catalog *cat, const rf_bench_backend *bb, const ch
     }
 }
 
-/* Bytes read per decoded token of the model file at path, at context ctx. */
-static bool model_bytes(const char *what, int32_t ctx, double *bytes, char *why, size_t cap) {
-    char path[4096];
-    rf_error err = {0};
-    if (rf_model_resolve(what, path, sizeof path, &err)) {
-        snprintf(why, cap, "%s", err.msg);
-        return false;
-    }
-    rf_model *m = NULL;
-    if (rf_model_load(path, &m, &err)) {
-        snprintf(why, cap, "%s", err.msg);
-        return false;
-    }
-    rf_token_bytes tb = rf_model_token_bytes(m, ctx);
-    rf_model_free(m);
-    *bytes = (double)tb.total;
-    if (snprintf(why, cap, "%s at context %d", path, ctx) >= (int)cap && cap > 4)
-        memcpy(why + cap - 4, "...", 4);
-    return tb.total > 0;
-}
-
 static const char *local_model_of(const rf_bench_backend *bb) {
     return bb->cfg.uri[5] == ':' && bb->cfg.uri[6] ? bb->cfg.uri + 6 : NULL;
 }
 
+/* The facts of the model file a backend names (headers only; GGUF or safetensors). */
+static rf_model_facts *facts_of(const char *what, char *why, size_t cap) {
+    char path[4096];
+    rf_error err = {0};
+    rf_model_facts *f = NULL;
+    if (rf_model_resolve(what, path, sizeof path, &err) || rf_model_facts_load(path, &f, &err)) {
+        snprintf(why, cap, "%s", err.msg);
+        return NULL;
+    }
+    return f;
+}
+
 static json_t *roofline_of(const rf_catalog *cat, const rf_run *r, const rf_bench_backend *bb,
-                           const json_t *speed) {
+                           const json_t *speed, const rf_model_facts *facts,
+                           const char *facts_err) {
     json_t *o = json_object();
     bool local = !strncmp(bb->cfg.uri, "local", 5);
     double bw = NAN;
@@ -117,10 +108,14 @@ static json_t *roofline_of(const rf_catalog *cat, const rf_run *r, const rf_benc
     if (bb->bytes_per_token > 0) {
         bytes = bb->bytes_per_token;
         snprintf(by_src, sizeof by_src, "run file");
-    } else if (local || bb->model_file) {
-        if (!model_bytes(local ? local_model_of(bb) : bb->model_file, ctx, &bytes, by_src,
-                         sizeof by_src))
-            bytes = NAN;
+    } else if (facts) {
+        rf_token_read tr = rf_model_facts_token_read(facts, ctx, RF_KV_F16);
+        bytes = tr.total > 0 ? (double)tr.total : NAN;
+        int n = snprintf(by_src, sizeof by_src, "%.300s at context %d (KV f16%s)", facts->path, ctx,
+                         tr.kv_known ? "" : ": geometry unknown, KV not counted");
+        (void)n;
+    } else if (facts_err && facts_err[0]) {
+        snprintf(by_src, sizeof by_src, "unknown: %s", facts_err);
     }
     double ceiling = isfinite(bw) && isfinite(bytes) && bytes > 0 ? bw * 1e9 / bytes : NAN;
     double decode = real_at(speed, "decode_tok_s", "median");
@@ -134,6 +129,71 @@ static json_t *roofline_of(const rf_catalog *cat, const rf_run *r, const rf_benc
     json_object_set_new(o, "efficiency", num(decode / ceiling));
     json_object_set_new(o, "units", json_string("GB = 1e9 bytes"));
     return o;
+}
+
+/* Memory: the weights, the memory they sit in, and what is left for the KV cache, in tokens and
+ * in concurrent requests of len tokens (vLLM's form). */
+static json_t *memory_of(const rf_catalog *cat, const rf_run *r, const rf_bench_backend *bb,
+                         const rf_model_facts *facts, const char *facts_err,
+                         const rf_report_opts *o) {
+    json_t *m = json_object();
+    bool local = !strncmp(bb->cfg.uri, "local", 5);
+    double mem = NAN;
+    char src[256] = "unknown: no memory size for this backend (hardware.mem_gb)";
+    rf_accel acc;
+    if (local && r->machine && json_is_integer(json_object_get(r->machine, "mem_total_bytes"))) {
+        mem = (double)json_integer_value(json_object_get(r->machine, "mem_total_bytes"));
+        snprintf(src, sizeof src, "the machine's memory (the run's runlog)");
+    } else if (bb->mem_gb > 0) {
+        mem = bb->mem_gb * 1e9;
+        snprintf(src, sizeof src, "run file");
+    } else if (rf_catalog_accelerator(cat, bb->hardware, &acc) && acc.mem_gb > 0) {
+        mem = acc.mem_gb * 1e9;
+        snprintf(src, sizeof src, "accelerator table: %s", acc.name);
+    }
+    json_object_set_new(m, "mem_bytes", num(mem));
+    json_object_set_new(m, "mem_source", json_string(src));
+    json_object_set_new(m, "util", json_real(o->mem_util));
+    if (!facts) {
+        json_object_set_new(m, "weights_bytes", json_null());
+        json_object_set_new(
+            m, "note",
+            json_string(facts_err && facts_err[0] ? facts_err : "no model file for this backend"));
+        return m;
+    }
+    json_object_set_new(m, "weights_bytes",
+                        json_integer((json_int_t)rf_model_facts_weights(facts)));
+    json_t *roles = json_object();
+    for (int k = 0; k < RF_ROLE_COUNT; k++)
+        if (facts->fp.role_bytes[k])
+            json_object_set_new(roles, rf_role_name((rf_role)k),
+                                json_integer((json_int_t)facts->fp.role_bytes[k]));
+    json_object_set_new(m, "by_role", roles);
+    json_object_set_new(
+        m, "kv_per_token_bytes",
+        facts->kv.n_layer ? json_integer((json_int_t)rf_model_facts_kv_per_token(facts, RF_KV_F16))
+                          : json_null());
+    int64_t len = o->kv_ctx > 0 ? o->kv_ctx : 4096;
+    if (facts->ctx_train > 0 && facts->ctx_train < len) len = facts->ctx_train;
+    json_object_set_new(m, "request_tokens", json_integer(len));
+    rf_kv_capacity cap;
+    rf_error err = {0};
+    if (isfinite(mem) &&
+        rf_model_facts_kv_capacity(facts, mem, o->mem_util, len, RF_KV_F16, &cap, &err) == RF_OK) {
+        json_object_set_new(m, "kv_budget_bytes", json_integer(cap.budget));
+        json_object_set_new(m, "kv_tokens", json_integer((json_int_t)cap.tokens));
+        json_object_set_new(m, "max_concurrency", json_real(cap.concurrency));
+        char line[160];
+        snprintf(line, sizeof line,
+                 "KV cache: %llu tokens; maximum concurrency %.2fx for %lld tokens per request",
+                 (unsigned long long)cap.tokens, cap.concurrency, (long long)len);
+        json_object_set_new(m, "vllm_line", json_string(line));
+    } else {
+        json_object_set_new(m, "kv_tokens", json_null());
+        json_object_set_new(m, "max_concurrency", json_null());
+        if (err.msg[0]) json_object_set_new(m, "note", json_string(err.msg));
+    }
+    return m;
 }
 
 rf_status rf_econ_add(const rf_runset *rs, const rf_report_opts *opt, json_t *sum, rf_error *err) {
@@ -159,9 +219,10 @@ rf_status rf_econ_add(const rf_runset *rs, const rf_report_opts *opt, json_t *su
                 json_string_value(json_object_get(json_object_get(backends, pr[k].label), "model"));
             price_of(&cat, &rs->runs[i].rf.desc.backends[b], model, &pr[k]);
         }
-    json_t *cost = json_object(), *roof = json_object();
+    json_t *cost = json_object(), *roof = json_object(), *mem = json_object();
     json_object_set_new(sum, "cost", cost);
     json_object_set_new(sum, "roofline", roof);
+    json_object_set_new(sum, "memory", mem);
     json_object_set_new(cost, "ratio", json_real(opt->ratio));
     json_t *per = json_object();
     json_object_set_new(cost, "backends", per);
@@ -173,7 +234,15 @@ rf_status rf_econ_add(const rf_runset *rs, const rf_report_opts *opt, json_t *su
             const char *label = pr[k].label;
             const json_t *speed = json_object_get(json_object_get(sum, "speed"), label);
             const json_t *load = json_object_get(json_object_get(sum, "load"), label);
-            json_object_set_new(roof, label, roofline_of(&cat, r, bb, speed));
+            char ferr[512] = "";
+            bool local = !strncmp(bb->cfg.uri, "local", 5);
+            rf_model_facts *facts =
+                local || bb->model_file
+                    ? facts_of(local ? local_model_of(bb) : bb->model_file, ferr, sizeof ferr)
+                    : NULL;
+            json_object_set_new(roof, label, roofline_of(&cat, r, bb, speed, facts, ferr));
+            json_object_set_new(mem, label, memory_of(&cat, r, bb, facts, ferr, opt));
+            rf_model_facts_free(facts);
             json_t *c = json_object();
             json_object_set_new(per, label, c);
             if (!pr[k].known) {

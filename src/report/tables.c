@@ -323,6 +323,43 @@ static void roofline_table(rf_tables *ts, const json_t *sum) {
         number(&r[5], "%.1f", 100 * at(o, "efficiency", NULL));
         text(&r[6], "%s", str(o, "bandwidth_source"));
         text(&r[7], "%s", str(o, "bytes_per_token_source"));
+        if (at(o, "efficiency", NULL) > 1)
+            foot(t,
+                 "%s: the measured decode rate is above the ceiling: the bandwidth or the bytes "
+                 "per token are wrong for it, or its tokens are not all read from memory "
+                 "(speculative decoding, a cache, batching inside the server).",
+                 name);
+    }
+}
+
+static void memory_table(rf_tables *ts, const json_t *sum) {
+    const json_t *mem = json_object_get(sum, "memory");
+    if (!json_object_size((json_t *)mem)) return;
+    static const char *cols[] = {"backend",         "weights GB",      "memory GB",
+                                 "KV per token KB", "KV cache tokens", "max concurrency",
+                                 "per request",     "memory from"};
+    rf_table *t =
+        table_new(ts, "memory", "Memory and KV capacity",
+                  "KV budget = memory x utilisation - weights (vLLM's rule); tokens = "
+                  "budget / KV bytes per token (f16); concurrency = budget / the KV of one "
+                  "request (sliding-window layers at their window). GB = 1e9 bytes, KB = "
+                  "1e3.",
+                  8, cols);
+    const char *name;
+    const json_t *o;
+    json_object_foreach((json_t *)mem, name, o) {
+        rf_cell *r = row_new(t);
+        if (!r) return;
+        text(&r[0], "%s", name);
+        number(&r[1], "%.3f", at(o, "weights_bytes", NULL) / 1e9);
+        number(&r[2], "%.1f", at(o, "mem_bytes", NULL) / 1e9);
+        number(&r[3], "%.1f", at(o, "kv_per_token_bytes", NULL) / 1e3);
+        number(&r[4], "%.0f", at(o, "kv_tokens", NULL));
+        number(&r[5], "%.2f", at(o, "max_concurrency", NULL));
+        if (isfinite(at(o, "request_tokens", NULL)))
+            text(&r[6], "%d tokens", (int)at(o, "request_tokens", NULL));
+        text(&r[7], "%s", *str(o, "note") ? str(o, "note") : str(o, "mem_source"));
+        if (*str(o, "vllm_line")) foot(t, "%s: %s", name, str(o, "vllm_line"));
     }
 }
 
@@ -461,6 +498,7 @@ rf_status rf_tables_build(const json_t *sum, rf_tables *out, rf_error *err) {
     if ((s = json_object_get(sum, "load"))) load_table(out, sum, s);
     cost_tables(out, sum);
     roofline_table(out, sum);
+    memory_table(out, sum);
     if ((s = json_object_get(sum, "accuracy")))
         accuracy_tables(out, s, json_object_get(sum, "agreement"));
     if ((s = json_object_get(sum, "agent"))) agent_tables(out, s);

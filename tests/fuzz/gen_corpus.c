@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "format/gguf_write.h"
-#include "kernels/types.h"
+#include "format/types.h"
 
 static int g_failed;
 

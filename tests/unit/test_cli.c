@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "st_write.h"
 #include "tiny_model.h"
 #include "util/buf.h"
 #include "util/utf8.h"
@@ -199,10 +200,10 @@ int main(void) {
 
     /* model-level problems */
     tiny_spec a = s;
-    a.arch = "llama";
+    a.arch = "mamba";
     p = tiny_file(a, "arch");
     snprintf(args, sizeof args, "run -m %s -p hi", p);
-    expect_bad("unsupported architecture", args, p, "unsupported architecture 'llama'");
+    expect_bad("unsupported architecture", args, p, "unsupported architecture 'mamba'");
     a.arch = "ll\x1b]0;owned\x07\xff"
              "ama"; /* file bytes in a message: a printable excerpt */
     p = tiny_file(a, "arch2");
@@ -327,6 +328,100 @@ int main(void) {
     CHECK_MSG(strstr(out, "t\\x1b[2J\\xc0\\xaf\\x7f\\x0d\\xe2\\x82") != NULL,
               "tensor name not escaped as expected:\n%s", out);
     free(out);
+
+    /* inspect of safetensors checkpoints (headers only): seed 003's QAT breakdown, the roofline
+     * at 300 GB/s and the KV capacity line in vLLM's form; hostile headers and indexes */
+    char st_dir[] = "/tmp/roofline-cli-st-XXXXXX";
+    CHECK(mkdtemp(st_dir) != NULL);
+    char seed_dir[128], stp[256];
+    snprintf(seed_dir, sizeof seed_dir, "%s/seed003", st_dir);
+    CHECK(st_write_seed003(seed_dir) == 8315809168ull);
+    snprintf(args, sizeof args, "inspect --no-tensors --bw 300 --ctx 0 %s", seed_dir);
+    irc = run_capture(args, &out, &out_len);
+    CHECK_MSG(irc == 0, "inspect seed003: exit %d", irc);
+    static const char *const seed_lines[] = {
+        "  token embeddings             1     1,610,612,736 B    1.611 GB   1.500 GiB   19.4%",
+        "  per-layer embeddings         1     4,697,620,480 B    4.698 GB   4.375 GiB   56.5%",
+        "  transformer body           245     1,055,742,800 B    1.056 GB   0.983 GiB   12.7%",
+        "  vision tower                 2       337,300,000 B    0.337 GB   0.314 GiB    4.1%",
+        "  audio tower                  2       614,100,000 B    0.614 GB   0.572 GiB    7.4%",
+        "  total                      392     8,315,809,168 B    8.316 GB   7.745 GiB  100.0%",
+        "  int4 g32            245 tensors     1,055,742,800 B    1.056 GB ( 12.7%)",
+        "  BF16                147 tensors     7,260,066,368 B    7.260 GB ( 87.3%)",
+        "  per-layer embeddings              17,920 B    0.000 GB  one row of each table",
+        "  vision tower                           0 B    0.000 GB  not read to decode text",
+        "  output head                1,610,612,736 B    1.611 GB  tied: the token embedding table",
+        "  total                      2,666,806,608 B    2.667 GB   2.484 GiB",
+        "model.safetensors  8,315,926,776 bytes, header 117608, 882 tensors",
+        "quantization compressed-tensors pack-quantized: int4, group 32, symmetric",
+        "ceiling 112.5 tok/s single-stream decode = 300.00 GB/s / 2.667 GB per token",
+        "every weight byte once per token (8.316 GB) 36.1 tok/s",
+        "the transformer body alone (1.056 GB) 284.2 tok/s",
+        "35 layers: 7 global, 28 sliding (window 512), 15 of them reading an earlier layer's cache",
+        "KV cache: give --ctx N",
+    };
+    for (size_t i = 0; out && i < sizeof seed_lines / sizeof seed_lines[0]; i++)
+        CHECK_MSG(strstr(out, seed_lines[i]) != NULL, "inspect seed003: no line '%s' in:\n%s",
+                  seed_lines[i], out);
+    CHECK(out && first_unsafe(out, out_len) < 0);
+    free(out);
+    /* at 4096: 20 cache layers x 1,024 B = 20,480 B a token; budget floor(24 x 0.9 GiB) -
+     * 8,315,809,168 = 14,877,014,230 B: 726,416 tokens; a request needs 4 global x 4096 x 1024 +
+     * 16 sliding x 512 x 1024 = 25,165,824 B: 591.16x */
+    snprintf(
+        args, sizeof args,
+        "inspect --no-tensors --bw 300 --ctx 4096 --mem-gib 24 --util 0.9 %s/model.safetensors",
+        seed_dir);
+    irc = run_capture(args, &out, &out_len);
+    CHECK_MSG(irc == 0 && out &&
+                  strstr(out, "KV cache: 726,416 tokens; maximum concurrency 591.16x for 4,096 "
+                              "tokens per request"),
+              "inspect seed003 --ctx 4096: exit %d\n%s", irc, out ? out : "");
+    free(out);
+    snprintf(args, sizeof args, "inspect --no-tensors --bw 300 --ctx 4096 --mem-gib 8 %s",
+             seed_dir);
+    irc = run_capture(args, &out, &out_len);
+    CHECK_MSG(irc == 0 && out && strstr(out, "KV cache: none: the weights (7.745 GiB) do not fit"),
+              "inspect seed003 in 8 GiB: exit %d\n%s", irc, out ? out : "");
+    free(out);
+    /* the real model: the capacity line against hand-computed figures (test_kvcap.c) */
+    const char *real = getenv("ROOFLINE_TEST_MODEL");
+    if (real && access(real, R_OK) == 0) {
+        snprintf(args, sizeof args, "inspect --no-tensors --bw 300 --mem-gib 24 --ctx 4096 %s",
+                 real);
+        irc = run_capture(args, &out, &out_len);
+        CHECK_MSG(irc == 0 && out &&
+                      strstr(out, "KV cache: 1,244,912 tokens; maximum concurrency 1122.22x for "
+                                  "4,096 tokens per request") &&
+                      strstr(out, "total                      236       246,587,904 B"),
+                  "inspect of the real model: exit %d\n%s", irc, out ? out : "");
+        free(out);
+    }
+    snprintf(stp, sizeof stp, "%s/past.safetensors", st_dir);
+    CHECK(st_write_raw(stp, "{}", 2, 4096, 0));
+    snprintf(args, sizeof args, "inspect %s", stp);
+    expect_bad("st length past the file", args, stp, "header length 4096 runs past the end");
+    snprintf(stp, sizeof stp, "%s/overlap.safetensors", st_dir);
+    const char *ov = "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                     "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}";
+    CHECK(st_write_raw(stp, ov, strlen(ov), UINT64_MAX, 12));
+    snprintf(args, sizeof args, "inspect %s", stp);
+    expect_bad("st offsets overlap", args, stp, "tensors 'a' (data_offsets [0, 8]) and 'b'");
+    snprintf(stp, sizeof stp, "%s/noext", st_dir);
+    CHECK(write_text(stp, "hello, this is not a model"));
+    snprintf(args, sizeof args, "inspect %s", stp);
+    expect_bad("neither GGUF nor safetensors", args, stp, "nor does it start with the GGUF magic");
+    snprintf(stp, sizeof stp, "%s/model.safetensors.index.json", st_dir);
+    CHECK(write_text(stp, "{\"weight_map\":{\"w\":\"model-00001-of-00009.safetensors\"}}"));
+    snprintf(args, sizeof args, "inspect %s", st_dir);
+    expect_bad("index names a missing shard", args, "model-00001-of-00009.safetensors",
+               "cannot be opened");
+    snprintf(args, sizeof args, "inspect --kv-dtype f8 %s", seed_dir);
+    expect_bad("bad --kv-dtype", args, "--kv-dtype", "'f8'");
+    snprintf(args, sizeof args, "inspect --util 0 %s", seed_dir);
+    expect_bad("--util 0", args, "--util", "[0.01, 1]");
+    snprintf(args, sizeof args, "rm -rf '%s'", st_dir);
+    CHECK(system(args) == 0);
 
     /* remove the temp files */
     int rc = system("rm -f /tmp/roofline-cli-*");

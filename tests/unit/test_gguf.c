@@ -27,7 +27,7 @@
 #include "check.h"
 #include "format/gguf.h"
 #include "format/gguf_write.h"
-#include "kernels/types.h"
+#include "format/types.h"
 #include "util/buf.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */

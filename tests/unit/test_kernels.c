@@ -1,5 +1,5 @@
-/* test_kernels.c: the SIMD kernel tables (kernels_avx2.c, kernels_avx512.c) against the scalar
- * reference table.
+/* test_kernels.c: the SIMD kernel tables (kernels_avx2.c, kernels_avx512.c, kernels_neon.c) against
+ * the scalar reference table.
  *
  * For every table this CPU can run (avx2, avx512 without VNNI, avx512 with VNNI; a table the CPU
  * lacks is reported as skipped, and the lower ones are forced on a higher CPU so every path this
@@ -23,6 +23,10 @@
  *     bits the same table's dot_rows gives that token alone (batch invariance: a sequence's
  *     logits do not depend on what else is in the batch). The scalar table's own dot_tile is
  *     checked the same way.
+ *  4. The vector pieces (dot, axpy, f16 conversion, exp_sum, GeGLU, SwiGLU, read_sum) against the
+ *     scalar ones: exact, or within one rounding, or (exp_sum, SwiGLU: polynomial exp) within a
+ *     few ulp; the attention row kernels (every table, scalar included) give exactly the bits of
+ *     that table's dot_f32/axpy_f32 on widened rows, and the scalar results within one rounding.
  */
 #include <math.h>
 #include <stdint.h>
@@ -33,7 +37,7 @@
 #include "check.h"
 #include "kernels/kernels.h"
 #include "kernels/quant.h"
-#include "kernels/types.h"
+#include "format/types.h"
 #include "util/cpu.h"
 #include "util/half.h"
 
@@ -591,6 +595,16 @@ static void test_vec(const table *tb) {
         const int geglu_ok = memcmp(r1, r2, (size_t)n * sizeof *r1) == 0;
         CHECK_MSG(geglu_ok, "%s geglu n=%d", tb->name, n);
         ok &= geglu_ok;
+        /* SwiGLU: a polynomial exp against expf, within 2e-6 relative; gates out to +-100 (where
+         * exp(-g) overflows or vanishes), ties of sign at 0 */
+        for (int i = 0; i < n; i++) {
+            const float big[] = {-100.0f, -88.5f, -87.5f, 87.5f, 88.5f, 100.0f, 0.0f, -0.0f};
+            x[i] = i % 7 == 3 ? big[(i / 7) % 8] : rng_sym(&rng) * 20.0f;
+        }
+        k->swiglu(x, y, r1, n);
+        ref->swiglu(x, y, r2, n);
+        for (int i = 0; i < n && ok; i++)
+            ok &= near(r1[i], r2[i], fabs(r2[i]) + 1e-24, 2e-6, "swiglu", tb->name, n);
     }
     /* read_sum: 64-byte multiples, aligned */
     uint64_t *buf = NULL;
@@ -600,9 +614,65 @@ static void test_vec(const table *tb) {
         CHECK_MSG(k->read_sum(buf, nb) == ref->read_sum(buf, nb), "%s read_sum %zu bytes", tb->name,
                   nb);
     free(buf);
-    printf("  %-10s vector pieces (dot, axpy, f16, exp_sum, geglu, read_sum): %s\n", tb->name,
-           ok ? "agree" : "DIFFER");
+    printf("  %-10s vector pieces (dot, axpy, f16, exp_sum, geglu, swiglu, read_sum): %s\n",
+           tb->name, ok ? "agree" : "DIFFER");
     free(x), free(y), free(r1), free(r2), free(h), free(gt);
+}
+
+/* The attention row kernels: every result has exactly the bits of the same table's dot_f32 /
+ * axpy_f32 on the widened row (so the cache can be read in runs without changing any logit), and
+ * agrees with the scalar table within one rounding per term. Row lengths around the 8/32/64-value
+ * blocks, 1..64 rows, padded strides. */
+static void test_att_rows(const table *tb) {
+    static const int dims[] = {1, 3, 8, 16, 31, 32, 63, 64, 65, 72, 128, 200, 256};
+    static const int nrows[] = {1, 2, 5, 64};
+    enum { MAXD = 256, MAXR = 64, PAD = 5 };
+    uint16_t *h = xmalloc((size_t)MAXR * (MAXD + PAD) * sizeof *h);
+    float *x = xmalloc(MAXD * sizeof *x), *w = xmalloc(MAXD * sizeof *w);
+    float *acc1 = xmalloc(MAXD * sizeof *acc1), *acc2 = xmalloc(MAXD * sizeof *acc2);
+    float *acc3 = xmalloc(MAXD * sizeof *acc3), *a = xmalloc(MAXR * sizeof *a);
+    float o1[MAXR], o2[MAXR];
+    uint64_t rng = 0xa77e;
+    const rf_kernels *k = tb->k, *ref = &rf_kernels_scalar;
+    int exact = 1, ok = 1;
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++)
+        for (size_t ri = 0; ri < sizeof nrows / sizeof nrows[0]; ri++)
+            for (int pad = 0; pad < 2; pad++) {
+                const int d = dims[di], nr = nrows[ri];
+                const size_t stride = (size_t)d + (pad ? PAD : 0);
+                for (size_t i = 0; i < (size_t)nr * stride; i++)
+                    h[i] = rf_f32_to_f16(rng_sym(&rng) * 8.0f);
+                for (int i = 0; i < d; i++) {
+                    x[i] = rng_sym(&rng) * 4.0f;
+                    acc1[i] = acc2[i] = acc3[i] = rng_sym(&rng);
+                }
+                for (int j = 0; j < nr; j++) a[j] = rng_sym(&rng) * 0.5f + 0.5f;
+                k->dot_f32_f16_rows(x, h, stride, nr, d, o1);
+                ref->dot_f32_f16_rows(x, h, stride, nr, d, o2);
+                k->axpy_f16_rows(acc1, h, stride, a, nr, d);
+                ref->axpy_f16_rows(acc3, h, stride, a, nr, d);
+                for (int j = 0; j < nr; j++) {
+                    k->cvt_f16_f32(h + (size_t)j * stride, w, d);
+                    const float want = k->dot_f32(x, w, d);
+                    exact &= memcmp(&o1[j], &want, sizeof want) == 0;
+                    k->axpy_f32(acc2, w, a[j], d);
+                    double sc = 0;
+                    for (int i = 0; i < d; i++) sc += fabs((double)x[i] * w[i]);
+                    ok &= near(o1[j], o2[j], sc, 1e-6, "dot_f32_f16_rows", tb->name, d);
+                }
+                exact &= memcmp(acc1, acc2, (size_t)d * sizeof *acc1) == 0;
+                for (int i = 0; i < d; i++) {
+                    double sc = fabs((double)acc3[i]) + 1.0; /* |acc| <= 1 + sum a_j |h_ij| */
+                    for (int j = 0; j < nr; j++)
+                        sc += a[j] * fabs((double)rf_f16_to_f32(h[(size_t)j * stride + i]));
+                    ok &= near(acc1[i], acc3[i], sc, 1e-6, "axpy_f16_rows", tb->name, d);
+                }
+            }
+    CHECK_MSG(exact, "%s attention row kernels differ from dot_f32/axpy_f32 on the widened rows",
+              tb->name);
+    printf("  %-10s attention rows (dot_f32_f16_rows, axpy_f16_rows): %s, %s\n", tb->name,
+           exact ? "the bits of dot_f32/axpy_f32" : "NOT EXACT", ok ? "agree" : "DIFFER");
+    free(h), free(x), free(w), free(acc1), free(acc2), free(acc3), free(a);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -654,6 +724,7 @@ int main(void) {
     /* dot_tile: the scalar table's too (a loop of its dot_rows: exact) */
     tables[nt] = (table){"scalar", &rf_kernels_scalar};
     test_dot_tile(tables, nt + 1);
+    for (int i = 0; i <= nt; i++) test_att_rows(&tables[i]);
     if (nt == 0) {
         printf("skipped: no SIMD kernel table on this build/CPU\n");
         return check_summary("test_kernels") ? 1 : 77;

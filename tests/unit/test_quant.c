@@ -14,7 +14,7 @@
 
 #include "check.h"
 #include "kernels/quant.h"
-#include "kernels/types.h"
+#include "format/types.h"
 #include "util/half.h"
 
 /* ------------------------------------------------------------------------------------------ */

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "tok_ref.h"
 #include "format/gguf.h"
 #include "format/gguf_write.h"
 #include "model/tokenizer.h"
@@ -695,7 +696,7 @@ static void test_desc_errors(void) {
     CHECK(rf_tokenizer_from_desc(&d, &t, &err) == RF_ERR_MODEL && !t);
     CHECK(strstr(err.msg, "tokenizer.ggml.scores") != NULL);
     d.n_scores = 3;
-    d.model = "gpt2";
+    d.model = "bert"; /* (gpt2 is byte-level BPE, test_tokenizer_bpe) */
     CHECK(rf_tokenizer_from_desc(&d, &t, &err) == RF_ERR_UNSUPPORTED && !t);
     CHECK(strstr(err.msg, "tokenizer.ggml.model") != NULL);
     d.model = "llama";
@@ -852,9 +853,9 @@ static void test_gguf_errors(void) {
     CHECK_MSG(strstr(err.msg, "tokenizer.ggml.token_type") != NULL, "%s", err.msg);
 
     v = good;
-    v.model = "gpt2";
+    v.model = "bert";
     CHECK(load_gguf_vocab(&v, &err) == RF_ERR_UNSUPPORTED);
-    CHECK_MSG(strstr(err.msg, "tokenizer.ggml.model") && strstr(err.msg, "gpt2"), "%s", err.msg);
+    CHECK_MSG(strstr(err.msg, "tokenizer.ggml.model") && strstr(err.msg, "bert"), "%s", err.msg);
 
     v = good;
     v.model = "gp\x1b[2Jt2\xc3"; /* the file's bytes reach the message as a printable excerpt */
@@ -883,76 +884,6 @@ static void test_gguf_errors(void) {
 }
 
 /* ---- the real vocabulary against llama.cpp --------------------------------------------- */
-
-typedef struct ref_case {
-    char *text;
-    size_t len;
-    int32_t *ids;
-    int64_t n;
-} ref_case;
-
-static int hexval(int c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-}
-
-static ref_case *read_ref(const char *path, size_t *n_out) {
-    FILE *f = fopen(path, "rb");
-    CHECK_MSG(f != NULL, "cannot open %s", path);
-    if (!f) return NULL;
-    size_t n = 0, cap = 16;
-    ref_case *rc = malloc(cap * sizeof *rc);
-    char *line = NULL;
-    size_t lcap = 0;
-    ssize_t ll;
-    while ((ll = getline(&line, &lcap, f)) > 0) {
-        while (ll > 0 && (line[ll - 1] == '\n' || line[ll - 1] == '\r')) line[--ll] = 0;
-        char *tab = strchr(line, '\t');
-        CHECK_MSG(tab != NULL, "bad line in %s: %s", path, line);
-        if (!tab) continue;
-        if (n == cap) rc = realloc(rc, (cap *= 2) * sizeof *rc);
-        size_t hl = (size_t)(tab - line);
-        ref_case *c = &rc[n++];
-        c->len = hl / 2;
-        c->text = malloc(c->len + 1);
-        for (size_t i = 0; i < c->len; i++)
-            c->text[i] = (char)(hexval(line[2 * i]) * 16 + hexval(line[2 * i + 1]));
-        c->text[c->len] = 0;
-        c->n = 0;
-        c->ids = malloc((strlen(tab) / 2 + 2) * sizeof *c->ids);
-        for (char *p = tab + 1; *p;) {
-            char *e;
-            long v = strtol(p, &e, 10);
-            if (e == p) break;
-            c->ids[c->n++] = (int32_t)v;
-            p = e;
-        }
-    }
-    free(line);
-    fclose(f);
-    *n_out = n;
-    return rc;
-}
-
-static void print_escaped(const char *s, size_t n) {
-    fputc('"', stderr);
-    for (size_t i = 0; i < n && i < 200; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '\n')
-            fputs("\\n", stderr);
-        else if (c == '\t')
-            fputs("\\t", stderr);
-        else if (c == '\r')
-            fputs("\\r", stderr);
-        else if (c < 32 || c == 127)
-            fprintf(stderr, "\\x%02x", c);
-        else
-            fputc(c, stderr);
-    }
-    fputs(n > 200 ? "...\"" : "\"", stderr);
-}
 
 /* Strict UTF-8 (no overlong forms, surrogates or code points past U+10FFFF). */
 static bool valid_utf8(const char *p, size_t n) {
@@ -1135,11 +1066,7 @@ static void test_real_model(const char *model_path) {
         free(big);
     }
 
-    for (size_t i = 0; i < n_cases; i++) {
-        free(cases[i].text);
-        free(cases[i].ids);
-    }
-    free(cases);
+    free_ref(cases, n_cases);
     rf_tokenizer_free(t);
 }
 

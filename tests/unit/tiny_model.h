@@ -1,7 +1,15 @@
-/* tiny_model.h: builds a tiny random-weight gemma3 GGUF with roofline's writer, for tests that
- * must not depend on the real model: layer-by-layer checks against a naive reference, KV ring
- * buffer edge cases, batching, and malformed-model errors (a tensor dropped, a shape changed,
- * another architecture). Header-only test helper.
+/* tiny_model.h: builds a tiny random-weight GGUF of one of roofline's architectures with
+ * roofline's writer, for tests that must not depend on the real models: layer-by-layer checks
+ * against a naive reference, KV ring buffer edge cases, batching, and malformed-model errors (a
+ * tensor dropped, a shape changed, another architecture). Header-only test helper.
+ *
+ * Architectures (spec.arch): "gemma3" (default: q/k norms, post norms, sliding-window layers with
+ * pattern 3, GeGLU) or the Llama-style "qwen2" / "llama" (attention and FFN norms only, SwiGLU,
+ * no sliding window), each with its hyperparameters under its own key prefix; any other name
+ * writes the gemma3 layout under that prefix (an unsupported architecture). Grouped-query
+ * attention through n_head / n_head_kv, partial RoPE through n_rot, q/k/v (and, for llama,
+ * attn_output) biases through biases, an untied head through untied, an extra u32 key through
+ * u32_key.
  *
  * The vocabulary: <pad> <eos> <bos> <unk> (control), <start_of_turn> <end_of_turn> (control),
  * the 256 byte tokens <0x00>..<0xFF>, then single letters a-z and "▁" words, padded with
@@ -38,11 +46,21 @@ typedef struct tiny_spec {
     const char *odd_tensor; /* an extra 1-D F32 tensor of 8 values with this name, or NULL */
     const char *f32_key;    /* a float key ("gemma3." included) written as f32_value, or NULL */
     float f32_value;
-    const char *poison; /* a tensor whose values become poison_value before encoding, or NULL */
-    int64_t poison_at;  /* the value's index (row-major); -1: every value */
-    float poison_value; /* NAN or INFINITY (F32 and F16 keep them) */
-    int untied;         /* 1: an output.weight of its own (else the head is token_embd) */
+    const char *poison;  /* a tensor whose values become poison_value before encoding, or NULL */
+    int64_t poison_at;   /* the value's index (row-major); -1: every value */
+    float poison_value;  /* NAN or INFINITY (F32 and F16 keep them) */
+    int untied;          /* 1: an output.weight of its own (else the head is token_embd) */
+    int n_rot;           /* rope.dimension_count when not 0 (else head_dim) */
+    int biases;          /* 1: attn_q/k/v.bias (llama: attn_output.bias too), Llama-style archs */
+    float rope_base;     /* rope.freq_base when not 0 (else 1e6) */
+    const char *u32_key; /* an extra u32 key (prefix included) written as u32_value, or NULL */
+    uint32_t u32_value;
 } tiny_spec;
+
+/* 1 for the Llama-style layouts (qwen2, llama): no q/k or post norms, SwiGLU, no window. */
+static inline int tiny_llama_style(const tiny_spec *s) {
+    return s->arch && (strcmp(s->arch, "qwen2") == 0 || strcmp(s->arch, "llama") == 0);
+}
 
 static inline tiny_spec tiny_default(void) {
     tiny_spec s = {.n_vocab = 320,
@@ -110,6 +128,8 @@ static inline int tiny_build(const tiny_spec *s, void **buf, size_t *size) {
     rf_gguf_writer_add_u32(w, KEY("attention.key_length"), (uint32_t)s->head_dim, &err);
     rf_gguf_writer_add_u32(w, KEY("attention.value_length"),
                            (uint32_t)(s->head_dim_v ? s->head_dim_v : s->head_dim), &err);
+    if (s->n_rot) rf_gguf_writer_add_u32(w, KEY("rope.dimension_count"), (uint32_t)s->n_rot, &err);
+    const int llama_style = tiny_llama_style(s);
     int f32_done = 0;
 #define F32(k, v)                                                                                  \
     do {                                                                                           \
@@ -119,12 +139,15 @@ static inline int tiny_build(const tiny_spec *s, void **buf, size_t *size) {
         rf_gguf_writer_add_f32(w, k_, over_ ? s->f32_value : (v), &err);                           \
     } while (0)
     F32("attention.layer_norm_rms_epsilon", 1e-6f);
-    F32("rope.freq_base", 1e6f);
+    F32("rope.freq_base", s->rope_base ? s->rope_base : 1e6f);
 #undef F32
     if (s->f32_key && !f32_done) rf_gguf_writer_add_f32(w, s->f32_key, s->f32_value, &err);
     if (s->odd_key) rf_gguf_writer_add_str(w, s->odd_key, s->odd_value ? s->odd_value : "x", &err);
-    rf_gguf_writer_add_u32(w, KEY("attention.sliding_window"), (uint32_t)s->window, &err);
-    rf_gguf_writer_add_u32(w, KEY("attention.sliding_window_pattern"), 3, &err);
+    if (s->u32_key) rf_gguf_writer_add_u32(w, s->u32_key, s->u32_value, &err);
+    if (!llama_style) {
+        rf_gguf_writer_add_u32(w, KEY("attention.sliding_window"), (uint32_t)s->window, &err);
+        rf_gguf_writer_add_u32(w, KEY("attention.sliding_window_pattern"), 3, &err);
+    }
 #undef KEY
     /* vocabulary */
     int nv = s->n_vocab;
@@ -185,22 +208,38 @@ static inline int tiny_build(const tiny_spec *s, void **buf, size_t *size) {
     for (int il = 0; il < s->n_layer; il++) {
         char n[64];
 #define T(name, type, nd, a, b, sc, off)                                                           \
-    snprintf(n, sizeof n, "blk.%d." name ".weight", il);                                           \
-    rc |= tiny_add(w, s, n, type, nd, (uint64_t)(a), (uint64_t)(b), sc, off, &st)
+    do {                                                                                           \
+        snprintf(n, sizeof n, "blk.%d." name ".weight", il);                                       \
+        rc |= tiny_add(w, s, n, type, nd, (uint64_t)(a), (uint64_t)(b), sc, off, &st);             \
+    } while (0)
+#define B(name, len)                                                                               \
+    do {                                                                                           \
+        snprintf(n, sizeof n, "blk.%d." name ".bias", il);                                         \
+        rc |= tiny_add(w, s, n, RF_TYPE_F32, 1, (uint64_t)(len), 1, 0.3f, 0, &st);                 \
+    } while (0)
         T("attn_norm", RF_TYPE_F32, 1, E, 1, 0.2f, 1.0f);
         T("attn_q", s->wtype, 2, E, QD, ws, 0);
         T("attn_k", s->wtype, 2, E, KD, ws, 0);
         T("attn_v", s->wtype, 2, E, KD, ws, 0);
-        T("attn_q_norm", RF_TYPE_F32, 1, s->head_dim, 1, 0.2f, 1.0f);
-        T("attn_k_norm", RF_TYPE_F32, 1, s->head_dim, 1, 0.2f, 1.0f);
+        if (llama_style && s->biases) {
+            B("attn_q", QD);
+            B("attn_k", KD);
+            B("attn_v", KD);
+            if (strcmp(s->arch, "llama") == 0) B("attn_output", E);
+        }
+        if (!llama_style) {
+            T("attn_q_norm", RF_TYPE_F32, 1, s->head_dim, 1, 0.2f, 1.0f);
+            T("attn_k_norm", RF_TYPE_F32, 1, s->head_dim, 1, 0.2f, 1.0f);
+        }
         T("attn_output", s->wtype, 2, QD, E, 1.0f / sqrtf((float)QD), 0);
-        T("post_attention_norm", RF_TYPE_F32, 1, E, 1, 0.2f, 1.0f);
+        if (!llama_style) T("post_attention_norm", RF_TYPE_F32, 1, E, 1, 0.2f, 1.0f);
         T("ffn_norm", RF_TYPE_F32, 1, E, 1, 0.2f, 1.0f);
         T("ffn_gate", s->wtype, 2, E, F, ws, 0);
         T("ffn_up", s->wtype, 2, E, F, ws, 0);
         T("ffn_down", s->wtype, 2, F, E, 1.0f / sqrtf((float)F), 0);
-        T("post_ffw_norm", RF_TYPE_F32, 1, E, 1, 0.2f, 1.0f);
+        if (!llama_style) T("post_ffw_norm", RF_TYPE_F32, 1, E, 1, 0.2f, 1.0f);
 #undef T
+#undef B
     }
     if (s->odd_tensor) rc |= tiny_add(w, s, s->odd_tensor, RF_TYPE_F32, 1, 8, 1, 1.0f, 0, &st);
     if (!rc) rc = rf_gguf_writer_to_memory(w, buf, size, &err);

@@ -1,5 +1,7 @@
-/* toolcall.c: JSON-object tool calls for Gemma 3 (jansson does all JSON). */
-#include "engine/toolcall.h"
+/* toolcall.c: tool calls in replies, per chat family (jansson does all JSON). */
+#include "model/toolcall.h"
+
+#include "model/chat.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -99,4 +101,90 @@ char *rf_toolcall_render(const char *name, const char *arguments_json) {
     char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     return s;
+}
+
+const char *rf_call_form_name(rf_call_form f) {
+    static const char *const names[] = {"none", "tagged", "bare_json", "prompt_json"};
+    return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "?";
+}
+
+static rf_status add_call(rf_toolcalls *out, char *name, char *args) {
+    rf_tool_call *c = realloc(out->calls, (size_t)(out->n + 1) * sizeof *c);
+    if (!c) {
+        free(name);
+        free(args);
+        return RF_ERR_NOMEM;
+    }
+    out->calls = c;
+    c[out->n++] = (rf_tool_call){name, args};
+    return RF_OK;
+}
+
+/* text[a..b) trimmed of whitespace, as a new string (NULL when nothing is left). */
+static char *trimmed(const char *text, size_t a, size_t b) {
+    while (a < b && isspace((unsigned char)text[a])) a++;
+    while (b > a && isspace((unsigned char)text[b - 1])) b--;
+    return a < b ? strndup(text + a, b - a) : NULL;
+}
+
+/* Qwen's <tool_call> blocks: each holds {"name": ..., "arguments": {...}}. */
+static rf_status parse_tagged(const char *text, size_t len, const char *tools_json,
+                              rf_toolcalls *out, bool *found) {
+    static const char open_tag[] = "<tool_call>", close_tag[] = "</tool_call>";
+    const size_t lo = sizeof open_tag - 1, lc = sizeof close_tag - 1;
+    rf_buf content;
+    rf_buf_init(&content, 0);
+    rf_status st = RF_OK;
+    size_t i = 0;
+    *found = false;
+    while (!st && i < len) {
+        const char *p = memmem(text + i, len - i, open_tag, lo);
+        if (!p) {
+            st = rf_buf_append(&content, text + i, len - i);
+            break;
+        }
+        size_t at = (size_t)(p - text);
+        st = rf_buf_append(&content, text + i, at - i);
+        const char *q = memmem(p + lo, len - at - lo, close_tag, lc);
+        size_t end = q ? (size_t)(q - text) : len; /* an unclosed last block: to the end */
+        char *name = NULL, *args = NULL;
+        if (!st && rf_toolcall_parse(text + at + lo, end - at - lo, tools_json, &name, &args)) {
+            *found = true;
+            st = add_call(out, name, args);
+        } else if (!st) { /* not a call of a declared tool: it stays text */
+            st = rf_buf_append(&content, p, (q ? end + lc : end) - at);
+        }
+        i = q ? end + lc : len;
+    }
+    if (!st && *found) {
+        out->content = trimmed(content.data ? (const char *)content.data : "", 0, content.len);
+        out->form = RF_CALL_FORM_TAGGED;
+    }
+    rf_buf_free(&content);
+    return st;
+}
+
+rf_status rf_toolcalls_parse(int family, const char *text, size_t len, const char *tools_json,
+                             rf_toolcalls *out) {
+    memset(out, 0, sizeof *out);
+    if (!tools_json || !text) return RF_OK;
+    if (family == RF_CHAT_QWEN) {
+        bool found = false;
+        rf_status st = parse_tagged(text, len, tools_json, out, &found);
+        if (st || found) return st;
+    }
+    char *name = NULL, *args = NULL;
+    if (!rf_toolcall_parse(text, len, tools_json, &name, &args)) return RF_OK;
+    out->form = family == RF_CHAT_QWEN ? RF_CALL_FORM_BARE_JSON : RF_CALL_FORM_PROMPT_JSON;
+    return add_call(out, name, args);
+}
+
+void rf_toolcalls_free(rf_toolcalls *tc) {
+    for (int32_t i = 0; i < tc->n; i++) {
+        free(tc->calls[i].name);
+        free(tc->calls[i].arguments);
+    }
+    free(tc->calls);
+    free(tc->content);
+    memset(tc, 0, sizeof *tc);
 }

@@ -1,7 +1,10 @@
-/* types.h: the tensor element formats roofline knows (ggml type ids as stored in GGUF), their
- * block geometry and names. Pure data; no state, nothing allocated. */
-#ifndef RF_KERNELS_TYPES_H
-#define RF_KERNELS_TYPES_H
+/* types.h: the tensor element formats of the GGUF file format (ggml type ids as stored), their
+ * block geometry (values and bytes per block) and names: facts of the file format, used by the
+ * GGUF reader and writer and by everything that sizes rows. Which formats the engine can compute
+ * with is the kernels' business (kernels/quant.h: rf_vec_dot_type).
+ * Pure data; no state, nothing allocated. */
+#ifndef RF_FORMAT_TYPES_H
+#define RF_FORMAT_TYPES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -29,7 +32,6 @@ typedef struct rf_type_info {
     const char *name; /* "Q4_K"; NULL for ids roofline does not know */
     uint32_t block;   /* values per block */
     uint32_t bytes;   /* bytes per block */
-    int computable;   /* 1 when the engine has dequantize and dot kernels for it */
 } rf_type_info;
 
 /* Geometry of type t; name is NULL for an unknown id. Never NULL itself. */
