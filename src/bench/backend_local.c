@@ -130,6 +130,7 @@ static void deliver(void *user) {
             snprintf(r->finish_reason, sizeof r->finish_reason, "tool_calls");
             snprintf(r->call_form, sizeof r->call_form, "%s", rp.form);
             rf_buf_reset(&r->text); /* the content is what is outside the calls */
+            r->text_bytes = 0;
             if (rp.content) rf_bk_result_text(req, rp.content, strlen(rp.content));
         }
         rf_reply_free(&rp);

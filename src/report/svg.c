@@ -7,10 +7,10 @@
 
 #include "util/utf8.h"
 
-#define W      570
+#define W      620
 #define H      330
 #define LEFT   66
-#define RIGHT  150 /* the legend */
+#define RIGHT  200 /* the legend: names up to about 26 characters */
 #define TOP    36
 #define BOTTOM 52
 #define PLOT_W (W - LEFT - RIGHT)
@@ -133,8 +133,9 @@ static rf_status axes(rf_buf *o, double y0, double y1, double step, const char *
     return st;
 }
 
-static rf_status legend(rf_buf *o, int i, const char *name, bool dashed) {
-    int y = TOP + 6 + i * 18;
+/* Legend row `row` in the colour of series/bar i. */
+static rf_status legend(rf_buf *o, int row, int i, const char *name, bool dashed) {
+    int y = TOP + 6 + row * 18;
     rf_status st = rf_buf_printf(
         o,
         "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"3\"%s/>"
@@ -210,9 +211,14 @@ rf_status rf_svg_line(rf_buf *o, const rf_svg_line_chart *c) {
         if (!st) st = rf_xml_text(o, c->hlines[h].name);
         if (!st) st = rf_buf_printf(o, " %s</text>", b);
     }
+    int row = 0;
     for (int s = 0; !st && s < c->n_series; s++) {
         const rf_svg_series *se = &c->series[s];
         const char *col = k_colors[s % N_COLORS];
+        int n_shown = 0; /* a series without a point is left out, legend too (colour kept) */
+        for (int i = 0; i < se->n; i++)
+            n_shown += isfinite(se->x[i]) && isfinite(se->y[i]) && !(c->log2_x && se->x[i] <= 0);
+        if (!n_shown) continue;
         st =
             rf_buf_printf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
                           col, se->dashed ? " stroke-dasharray=\"6 4\"" : "");
@@ -233,7 +239,7 @@ rf_status rf_svg_line(rf_buf *o, const rf_svg_line_chart *c) {
             if (!st) st = rf_xml_text(o, se->name);
             if (!st) st = rf_buf_printf(o, ": %s at %s</title></circle>", by, bx);
         }
-        if (!st) st = legend(o, s, se->name, se->dashed);
+        if (!st) st = legend(o, row++, s, se->name, se->dashed);
     }
 #undef PX
 #undef PY
@@ -286,6 +292,6 @@ rf_status rf_svg_bars(rf_buf *o, const rf_svg_bar_chart *c) {
                                    lab, x + bw * 0.46, TOP + PLOT_H - h - 4, lab);
         }
     }
-    for (int b = 0; !st && b < c->n_bars; b++) st = legend(o, b, c->bars[b], false);
+    for (int b = 0; !st && b < c->n_bars; b++) st = legend(o, b, b, c->bars[b], false);
     return st ? st : rf_buf_append_str(o, "</svg></figure>\n");
 }
