@@ -530,8 +530,11 @@ int cli_inspect(int argc, char **argv) {
             o.path = argv[i];
         }
     }
-    if (!o.path) o.path = cli_default_model();
     struct stat sb;
+    if (!o.path || stat(o.path, &sb) != 0) { /* an embedded model's name, or the default */
+        o.path = cli_model("inspect", o.path);
+        if (!o.path) return RF_EXIT_BAD_INPUT;
+    }
     bool dir = stat(o.path, &sb) == 0 && S_ISDIR(sb.st_mode);
     if (!dir &&
         (rf_model_facts_path_is_gguf(o.path) || stat(o.path, &sb) != 0 || !S_ISREG(sb.st_mode)))
