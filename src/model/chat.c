@@ -151,6 +151,15 @@ static rf_status render_chatml(const rf_chat_template *t, const rf_chat_msg *msg
 
 /* ---------------------------------------------------------------- Qwen2.5 */
 
+/* Qwen2.5's tool section as its usual template words it (a file's own wording wins). */
+static const char k_qwen_tools_head[] =
+    "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are "
+    "provided with function signatures within <tools></tools> XML tags:\n<tools>";
+static const char k_qwen_tools_tail[] =
+    "\n</tools>\n\nFor each function call, return a json object with function name and arguments "
+    "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
+    "\"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n";
+
 static rf_status render_qwen(const rf_chat_template *t, const rf_chat_msg *msgs, size_t n,
                              const char *tools, bool gen, rf_buf *out, rf_error *err) {
     const char *sys0 = n && is_system(msgs[0].role) ? (msgs[0].content ? msgs[0].content : "")
@@ -164,12 +173,8 @@ static rf_status render_qwen(const rf_chat_template *t, const rf_chat_msg *msgs,
             json_decref(arr);
             return rf_error_set(err, RF_ERR_ARG, "tools: not a JSON array");
         }
-        st = rf_buf_printf(out,
-                           "<|im_start|>system\n%s\n\n# Tools\n\nYou may call one or more "
-                           "functions to assist with the user query.\n\nYou are provided "
-                           "with function signatures within <tools></tools> XML "
-                           "tags:\n<tools>",
-                           sys0);
+        st = rf_buf_printf(out, "<|im_start|>system\n%s%s", sys0,
+                           t->tools_head ? t->tools_head : k_qwen_tools_head);
         size_t i;
         json_t *tool;
         json_array_foreach(arr, i, tool) {
@@ -178,12 +183,7 @@ static rf_status render_qwen(const rf_chat_template *t, const rf_chat_msg *msgs,
             if (!st) st = append_tojson(out, tool);
         }
         json_decref(arr);
-        if (!st)
-            st = rf_buf_append_str(out, "\n</tools>\n\nFor each function call, return a json "
-                                        "object with function name and arguments within "
-                                        "<tool_call></tool_call> XML tags:\n<tool_call>\n"
-                                        "{\"name\": <function-name>, \"arguments\": "
-                                        "<args-json-object>}\n</tool_call><|im_end|>\n");
+        if (!st) st = rf_buf_append_str(out, t->tools_tail ? t->tools_tail : k_qwen_tools_tail);
     } else if (has_sys || t->default_system) {
         st = rf_buf_printf(out, "<|im_start|>system\n%s<|im_end|>\n", sys0);
     }

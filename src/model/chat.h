@@ -48,6 +48,10 @@ bool rf_chat_family_parse(const char *s, rf_chat_family *out);
 typedef struct rf_chat_template {
     rf_chat_family family;
     char *default_system; /* the template's system text for a conversation without one, or NULL */
+    /* qwen: the template's literal texts before the tool list (from "\n\n# Tools" to "<tools>")
+     * and after it (from "\n</tools>" to the system turn's end), or NULL for Qwen2.5's usual
+     * wording; all three owned, freed by rf_chat_template_free */
+    char *tools_head, *tools_tail;
 } rf_chat_template;
 
 /* Recognises a template text (NULL: none in the file; then fallback is the family). */

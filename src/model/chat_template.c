@@ -55,6 +55,34 @@ static char *default_system(const char *t) {
     return NULL;
 }
 
+/* The Jinja string literal of template t whose escaped text holds needle, unescaped (\n, \t,
+ * \", \', \\), or NULL when no literal holds it. */
+static char *literal_with(const char *t, const char *needle) {
+    const char *p = strstr(t, needle);
+    if (!p) return NULL;
+    const char *q = p; /* the opening quote: the nearest unescaped one before needle */
+    while (q > t && !((q[-1] == '"' || q[-1] == '\'') && (q - 1 == t || q[-2] != '\\'))) q--;
+    if (q == t) return NULL;
+    char quote = q[-1];
+    size_t cap = strlen(q) + 1, n = 0;
+    char *s = malloc(cap);
+    if (!s) return NULL;
+    for (const char *c = q; *c; c++) {
+        if (*c == quote) {
+            s[n] = 0;
+            return s;
+        }
+        if (c[0] == '\\' && c[1]) {
+            c++;
+            s[n++] = *c == 'n' ? '\n' : *c == 't' ? '\t' : *c;
+        } else {
+            s[n++] = *c;
+        }
+    }
+    free(s); /* no closing quote: not a literal */
+    return NULL;
+}
+
 void rf_chat_template_detect(const char *text, rf_chat_family fallback, rf_chat_template *out) {
     memset(out, 0, sizeof *out);
     if (!text) {
@@ -69,6 +97,12 @@ void rf_chat_template_detect(const char *text, rf_chat_family fallback, rf_chat_
                           ? RF_CHAT_QWEN
                           : RF_CHAT_CHATML;
         out->default_system = default_system(text);
+        if (out->family == RF_CHAT_QWEN) {
+            /* the tool section's two texts as this file words them (they differ between files:
+             * Qwen2.5-Coder 1.5B's doubles the braces of its example call) */
+            out->tools_head = literal_with(text, "# Tools");
+            out->tools_tail = literal_with(text, "</tools>\\n\\nFor each function call");
+        }
     } else {
         out->family = RF_CHAT_UNKNOWN;
     }
@@ -76,5 +110,7 @@ void rf_chat_template_detect(const char *text, rf_chat_family fallback, rf_chat_
 
 void rf_chat_template_free(rf_chat_template *t) {
     free(t->default_system);
+    free(t->tools_head);
+    free(t->tools_tail);
     memset(t, 0, sizeof *t);
 }

@@ -13,7 +13,7 @@
 #include "model/chat.h"
 #include "model/toolcall.h"
 
-static rf_chat_template g_gemma = {RF_CHAT_GEMMA, NULL};
+static rf_chat_template g_gemma = {.family = RF_CHAT_GEMMA};
 
 static void expect(const rf_chat_template *t, const rf_chat_msg *m, size_t n, bool gen,
                    const char *want) {
@@ -150,6 +150,41 @@ static void unknown_template(void) {
     CHECK(!rf_chat_family_parse("unknown", &f) && !rf_chat_family_parse("llama3", &f));
 }
 
+/* A file's own wording of Qwen's tool section wins over the usual one (Qwen2.5-Coder 1.5B's
+ * template doubles the braces of its example call; llama.cpp renders them as written). */
+static void tool_section_wording(void) {
+    static const char tpl[] =
+        "{%- if tools %}\n    {{- '<|im_start|>system\\n' }}\n    {{- 'You are Q.' }}\n"
+        "    {{- \"\\n\\n# Tools\\n\\nCall 'tools':\\n<tools>\" }}\n"
+        "    {%- for tool in tools %}{{- \"\\n\" }}{{- tool | tojson }}{%- endfor %}\n"
+        "    {{- \"\\n</tools>\\n\\nFor each function call, say \\\"x\\\":\\n<tool_call>\\n"
+        "{{\\\"name\\\": <function-name>}}\\n</tool_call><|im_end|>\\n\" }}\n"
+        "{%- else %}{{- '<|im_start|>system\\nYou are Q.<|im_end|>\\n' }}{%- endif %}"
+        "{{- '<tool_response>' }}";
+    rf_chat_template t;
+    rf_chat_template_detect(tpl, RF_CHAT_UNKNOWN, &t);
+    CHECK(t.family == RF_CHAT_QWEN);
+    CHECK_MSG(t.tools_head && !strcmp(t.tools_head, "\n\n# Tools\n\nCall 'tools':\n<tools>"), "%s",
+              t.tools_head ? t.tools_head : "(null)");
+    CHECK_MSG(t.tools_tail && !strcmp(t.tools_tail, "\n</tools>\n\nFor each function call, say "
+                                                    "\"x\":\n<tool_call>\n{{\"name\": "
+                                                    "<function-name>}}\n</tool_call><|im_end|>\n"),
+              "%s", t.tools_tail ? t.tools_tail : "(null)");
+    rf_chat_msg one[] = {{"user", "hi", NULL, NULL}};
+    rf_buf b;
+    rf_buf_init(&b, 0);
+    rf_error err = {0};
+    CHECK(rf_chat_render(&t, one, 1, "[{\"type\":\"function\"}]", true, &b, &err) == RF_OK);
+    CHECK(rf_buf_append(&b, "", 1) == RF_OK);
+    const char *want = "<|im_start|>system\nYou are Q.\n\n# Tools\n\nCall 'tools':\n<tools>\n"
+                       "{\"type\": \"function\"}\n</tools>\n\nFor each function call, say \"x\":\n"
+                       "<tool_call>\n{{\"name\": <function-name>}}\n</tool_call><|im_end|>\n"
+                       "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n";
+    CHECK_MSG(!strcmp((const char *)b.data, want), "rendered:\n%s", (const char *)b.data);
+    rf_buf_free(&b);
+    rf_chat_template_free(&t);
+}
+
 static void replies(void) {
     const char *tools = "[{\"type\":\"function\",\"function\":{\"name\":\"count_ids\","
                         "\"parameters\":{\"type\":\"object\"}}}]";
@@ -205,6 +240,7 @@ int main(void) {
     gemma_cases();
     reference_cases();
     unknown_template();
+    tool_section_wording();
     replies();
     return check_summary("test_chat");
 }
