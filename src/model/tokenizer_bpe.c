@@ -44,6 +44,7 @@
 
 #include "model/unicode.h"
 #include "util/file.h"
+#include "util/heap.h"
 
 enum { PRE_QWEN2, PRE_SMOLLM, PRE_COUNT };
 static const char *const k_pre_names[PRE_COUNT] = {"qwen2", "smollm"};
@@ -444,43 +445,14 @@ static inline bool pair_before(const bpe_pair *a, const bpe_pair *b) {
     return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
 }
 
-typedef struct bpe_heap {
-    bpe_pair *v;
-    int64_t n;
-} bpe_heap;
-
-static void heap_push(bpe_heap *h, bpe_pair p) {
-    int64_t i = h->n++;
-    while (i > 0) {
-        int64_t parent = (i - 1) / 2;
-        if (!pair_before(&p, &h->v[parent])) break;
-        h->v[i] = h->v[parent];
-        i = parent;
-    }
-    h->v[i] = p;
-}
-
-static bpe_pair heap_pop(bpe_heap *h) {
-    bpe_pair top = h->v[0], last = h->v[--h->n];
-    int64_t i = 0;
-    for (;;) {
-        int64_t c = 2 * i + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && pair_before(&h->v[c + 1], &h->v[c])) c++;
-        if (!pair_before(&h->v[c], &last)) break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (h->n > 0) h->v[i] = last;
-    return top;
-}
+RF_HEAP_DEFINE(bpe, bpe_pair, pair_before)
 
 static void try_pair(bpe_ctx *x, const bpe_sym *sym, bpe_heap *h, int32_t l, int32_t r) {
     if (l < 0 || r < 0 || sym[l].id < 0 || sym[r].id < 0) return;
     x->work->lookups++;
     const bpe_merge *m = merge_find(x->bd, sym[l].id, sym[r].id, &x->work->probes);
     if (!m) return;
-    heap_push(h, (bpe_pair){m->rank, l, r, m->merged, sym[l].n + sym[r].n});
+    bpe_push(h, (bpe_pair){m->rank, l, r, m->merged, sym[l].n + sym[r].n});
     x->work->pushes++;
     if ((uint64_t)h->n > x->work->max_heap) x->work->max_heap = (uint64_t)h->n;
 }
@@ -513,7 +485,7 @@ static rf_status merge_word(bpe_ctx *x, size_t a, size_t b) {
         sym[i] = (bpe_sym){x->bd->byte_tok[w[i]], i - 1, i + 1 < n ? i + 1 : -1, 1};
     for (int32_t i = 1; i < n; i++) try_pair(x, sym, &h, i - 1, i);
     while (h.n > 0) {
-        bpe_pair p = heap_pop(&h);
+        bpe_pair p = bpe_pop(&h);
         x->work->pops++;
         bpe_sym *l = &sym[p.left], *r = &sym[p.right];
         if (l->n == 0 || r->n == 0 || l->n + r->n != p.size) continue; /* stale */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "model/tokenizer_int.h"
+#include "util/heap.h"
 
 typedef struct spm_symbol {
     int32_t prev, next;
@@ -38,37 +39,7 @@ static inline bool pair_before(const spm_pair *a, const spm_pair *b) {
     return a->score > b->score || (a->score == b->score && a->left < b->left);
 }
 
-typedef struct spm_heap {
-    spm_pair *v;
-    int64_t n;
-} spm_heap;
-
-static void heap_push(spm_heap *h, spm_pair p) {
-    int64_t i = h->n++;
-    while (i > 0) {
-        int64_t parent = (i - 1) / 2;
-        if (!pair_before(&p, &h->v[parent])) break;
-        h->v[i] = h->v[parent];
-        i = parent;
-    }
-    h->v[i] = p;
-}
-
-static spm_pair heap_pop(spm_heap *h) {
-    spm_pair top = h->v[0];
-    spm_pair last = h->v[--h->n];
-    int64_t i = 0;
-    for (;;) {
-        int64_t c = 2 * i + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && pair_before(&h->v[c + 1], &h->v[c])) c++;
-        if (!pair_before(&h->v[c], &last)) break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (h->n > 0) h->v[i] = last;
-    return top;
-}
+RF_HEAP_DEFINE(spm, spm_pair, pair_before)
 
 static void try_pair(const rf_tokenizer *t, const char *text, const spm_symbol *sym, spm_heap *h,
                      int32_t left, int32_t right) {
@@ -76,7 +47,7 @@ static void try_pair(const rf_tokenizer *t, const char *text, const spm_symbol *
     int32_t size = sym[left].n + sym[right].n;
     int32_t id = rf_tok_lookup(t, text + sym[left].off, (size_t)size);
     if (id < 0) return;
-    heap_push(h, (spm_pair){rf_tok_score(t, id), left, right, size});
+    spm_push(h, (spm_pair){rf_tok_score(t, id), left, right, size});
 }
 
 /* Lead byte -> length of the UTF-8 sequence it announces (llama.cpp's rule, no validation). */
@@ -134,7 +105,7 @@ static rf_status spm_encode_fragment(const rf_tokenizer *t, rf_tok_scratch *s, c
     /* 3. Merge the best pairs. */
     for (int32_t i = 1; i < n_sym; i++) try_pair(t, text, sym, &heap, i - 1, i);
     while (heap.n > 0) {
-        spm_pair p = heap_pop(&heap);
+        spm_pair p = spm_pop(&heap);
         spm_symbol *l = &sym[p.left], *r = &sym[p.right];
         if (l->n == 0 || r->n == 0 || l->n + r->n != p.size) continue; /* stale */
         l->n += r->n;
