@@ -194,6 +194,22 @@ static int64_t tokenize_all(rf_engine *e, const char *text, size_t len, bool bos
     return n;
 }
 
+/* After the final event: false when the generation succeeded, else true with *e filled (503
+ * for a request cancelled by the server's shutdown, 500 for an engine failure). */
+static bool gen_failed(const srv_req *r, rf_oai_error *e) {
+    if (r->oom) {
+        rf_oai_error_set(e, 500, NULL, NULL, "generation failed: out of memory");
+    } else if (r->finish == RF_FINISH_CANCELLED) {
+        rf_oai_error_set(e, 503, NULL, "cancelled",
+                         "generation cancelled: the server stopped before the reply was finished");
+    } else if (r->finish == RF_FINISH_ERROR) {
+        rf_oai_error_set(e, 500, NULL, NULL, "generation failed: %s", r->errmsg);
+    } else {
+        return false;
+    }
+    return true;
+}
+
 /* ---- streaming ---- */
 
 static bool stream_next(srv_req *r) {
@@ -229,12 +245,8 @@ static bool stream_next(srv_req *r) {
     }
     /* done: the engine thread writes nothing more, so the fields are stable */
     r->ended = true;
-    if (r->oom || r->finish == RF_FINISH_ERROR || r->finish == RF_FINISH_CANCELLED) {
-        rf_oai_error e;
-        rf_oai_error_set(&e, 500, NULL, r->finish == RF_FINISH_CANCELLED ? "cancelled" : NULL,
-                         "generation %s: %s",
-                         r->finish == RF_FINISH_CANCELLED ? "cancelled" : "failed",
-                         r->oom ? "out of memory" : r->errmsg);
+    rf_oai_error e;
+    if (gen_failed(r, &e)) {
         st = rf_oai_sse_event(&r->out, rf_oai_error_json(&e));
         return !st && !rf_oai_sse_done(&r->out);
     }
@@ -393,11 +405,7 @@ static enum MHD_Result answer_completion(srv_req *r, struct MHD_Connection *c, r
         r->status = 499; /* as nginx logs it: the client closed the request */
         return MHD_NO;
     }
-    if (r->oom || r->finish == RF_FINISH_ERROR || r->finish == RF_FINISH_CANCELLED)
-        return fail(r, c, r->finish == RF_FINISH_CANCELLED ? 503 : 500, NULL,
-                    r->finish == RF_FINISH_CANCELLED ? "cancelled" : NULL, "generation %s: %s",
-                    r->finish == RF_FINISH_CANCELLED ? "cancelled" : "failed",
-                    r->oom ? "out of memory" : r->errmsg);
+    if (gen_failed(r, &e)) return queue_error(r, c, &e, e.http == 503 ? "Retry-After" : NULL, "1");
     rf_oai_timings t = timings_of(r);
     return queue_json(r, c, 200,
                       rf_oai_response_json(&r->meta, (const char *)r->pending.data, r->pending.len,

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -39,34 +40,44 @@ def raw(base, path, body=None, method=None, key=KEY, data=None):
         return e.code, json.loads(e.read()), e.headers
 
 
-@pytest.fixture(scope="module")
-def server():
-    port = free_port()
-    proc = subprocess.Popen(
-        [BIN, "serve", "-m", MODEL, "--port", str(port), "--parallel", "16", "--ctx", "512",
-         "--api-key", KEY, "--body-max", "65536"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 30
+def wait_healthy(proc, base, seconds=60):
+    """Waits for /health 200 (503 "loading" before it); fails when the server exits."""
+    deadline = time.time() + seconds
     while time.time() < deadline:
         try:
             with urllib.request.urlopen(base + "/health", timeout=1) as r:
                 if r.status == 200:
-                    break
+                    return
         except urllib.error.HTTPError as e:
             assert e.code == 503 and json.loads(e.read())["status"] == "loading"
         except OSError:
             pass
-        assert proc.poll() is None, proc.stderr.read()
+        if proc.poll() is not None:
+            pytest.fail(f"server exited with status {proc.returncode}")
         time.sleep(0.1)
-    else:
-        proc.kill()
-        pytest.fail("server did not become healthy")
+    proc.kill()
+    pytest.fail("server did not become healthy")
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = free_port()
+    log = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: the request log cannot block
+    proc = subprocess.Popen(
+        [BIN, "serve", "-m", MODEL, "--port", str(port), "--parallel", "16", "--ctx", "512",
+         "--api-key", KEY, "--body-max", "65536"],
+        stdout=subprocess.DEVNULL, stderr=log, text=True)
+    base = f"http://127.0.0.1:{port}"
+    wait_healthy(proc, base)
     yield base
     proc.terminate()
-    out, err = proc.communicate(timeout=30)
+    proc.wait(timeout=30)
+    log.seek(0)
+    err = log.read()
+    log.close()
     assert proc.returncode == 0, err
     assert "serve: req=" in err  # one log line per request
+    assert "(client gone)" in err  # test_disconnect_cancels's stream was seen to go
 
 
 @pytest.fixture(scope="module")
@@ -209,16 +220,11 @@ def test_disconnect_cancels(server, client):
 def test_sigterm_drains():
     """SIGTERM while a request runs: it completes, new connections are refused, exit 0."""
     port = free_port()
-    proc = subprocess.Popen([BIN, "serve", "-m", MODEL, "--port", str(port), "--ctx", "256"],
+    proc = subprocess.Popen([BIN, "serve", "-m", MODEL, "--port", str(port), "--ctx", "256",
+                             "--drain-ms", "120000"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            if raw(base, "/health", key=None)[0] == 200:
-                break
-        except OSError:
-            pass
-        time.sleep(0.1)
+    wait_healthy(proc, base)
     c = openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0)
     with concurrent.futures.ThreadPoolExecutor(1) as ex:
         fut = ex.submit(c.chat.completions.create, model=MODEL_ID, messages=MSGS, max_tokens=12,
@@ -230,3 +236,30 @@ def test_sigterm_drains():
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "draining" in err
+
+
+def test_full_queue_429():
+    """One slot and a queue of one: of several simultaneous requests some get 429 with
+    Retry-After, the others complete."""
+    port = free_port()
+    proc = subprocess.Popen([BIN, "serve", "-m", MODEL, "--port", str(port), "--ctx", "256",
+                             "--parallel", "1", "--max-queue", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(proc, base)
+        body = {"messages": MSGS, "max_tokens": 16, "temperature": 0, "ignore_eos": True}
+        with concurrent.futures.ThreadPoolExecutor(6) as ex:
+            res = list(ex.map(lambda _: raw(base, "/v1/chat/completions", body), range(6)))
+        statuses = sorted(r[0] for r in res)
+        assert 429 in statuses and 200 in statuses, statuses
+        for st, b, hdr in res:
+            if st == 429:
+                assert hdr["Retry-After"] == "1"
+                assert b["error"]["code"] == "server_is_overloaded"
+            else:
+                assert st == 200 and b["usage"]["completion_tokens"] == 16
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    assert proc.returncode == 0
