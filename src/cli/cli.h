@@ -33,6 +33,7 @@ bool cli_parse_float(const char *verb, const char *opt, const char *s, double lo
 int cli_inspect(int argc, char **argv);
 int cli_tokenize(int argc, char **argv);
 int cli_run(int argc, char **argv);
+int cli_serve(int argc, char **argv);
 int cli_membw(int argc, char **argv);
 int cli_speed(int argc, char **argv);
 int cli_fake(int argc, char **argv);

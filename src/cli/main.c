@@ -17,6 +17,7 @@ typedef struct verb_entry {
 static const verb_entry g_verbs[] = {
     {"bench", cli_bench, "the benchmark agent: suites over backends, scoreboard and report"},
     {"run", cli_run, "generate text from a prompt (streams to stdout)"},
+    {"serve", cli_serve, "an OpenAI-compatible HTTP server on the engine (docs/server.md)"},
     {"tokenize", cli_tokenize, "print the token ids of a text"},
     {"inspect", cli_inspect, "a GGUF or safetensors checkpoint: tensors, memory, bytes/token, KV"},
     {"membw", cli_membw, "measure the machine's memory read bandwidth"},

@@ -1,0 +1,734 @@
+/* http.c: see http.h. */
+#include "server/http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/openai_req.h"
+#include "server/openai_resp.h"
+#include "util/buf.h"
+#include "util/clock.h"
+
+#define PING_NS      1000000000ll /* a stream's keep-alive comment after 1 s of silence */
+#define POLL_MS      200          /* a non-stream wait's check for a client that went away */
+#define READER_BLOCK 16384
+
+struct rf_srv {
+    struct MHD_Daemon *d;
+    pthread_rwlock_t lock; /* guards e */
+    rf_engine *e;
+    int32_t n_ctx, n_vocab;
+    char model_id[256];
+    const char *models[2]; /* model_id, NULL */
+    char *api_key;
+    size_t body_max;
+    int port;
+    atomic_int stopping;
+    atomic_int active; /* generations submitted and not yet completed on the HTTP side */
+    atomic_uint_fast64_t next_id;
+};
+
+typedef struct srv_req {
+    rf_srv *s;
+    atomic_int refs; /* MHD's con_cls, the engine until its final event, a stream's reader */
+    uint64_t rid;
+    char method[16];
+    char path[128];
+    int64_t t0;
+    int status;
+    int fd;
+    rf_buf body;
+    bool too_large, counted, gone;
+    /* generation: guarded by mu once submitted */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool submitted, done, oom;
+    uint64_t eid;
+    rf_buf pending; /* text from the engine not yet sent (non-stream: all of it) */
+    rf_finish finish;
+    int32_t n_prompt, n_gen;
+    int64_t t_admit, t_first, t_end;
+    char errmsg[256];
+    /* stream state: the reader's thread only */
+    rf_oai_meta meta;
+    char id[48];
+    bool include_usage, role_sent, ended;
+    rf_buf out;
+    size_t out_off;
+} srv_req;
+
+rf_srv_params rf_srv_default_params(void) {
+    rf_srv_params p = {0};
+    p.host = "127.0.0.1";
+    p.port = 8080;
+    p.body_max = (size_t)4 << 20;
+    p.conn_limit = 256;
+    return p;
+}
+
+static void req_unref(srv_req *r) {
+    if (atomic_fetch_sub(&r->refs, 1) != 1) return;
+    rf_buf_free(&r->body);
+    rf_buf_free(&r->pending);
+    rf_buf_free(&r->out);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
+    free(r);
+}
+
+static const char *finish_reason(rf_finish f) {
+    return f == RF_FINISH_LENGTH ? "length" : "stop";
+}
+
+/* ---- plain responses ---- */
+
+static enum MHD_Result queue_json(srv_req *r, struct MHD_Connection *c, int status, json_t *o,
+                                  const char *hname, const char *hval) {
+    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!s) return MHD_NO;
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(s);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    if (hname) MHD_add_response_header(resp, hname, hval);
+    r->status = status;
+    enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result queue_error(srv_req *r, struct MHD_Connection *c, const rf_oai_error *e,
+                                   const char *hname, const char *hval) {
+    return queue_json(r, c, e->http, rf_oai_error_json(e), hname, hval);
+}
+
+static enum MHD_Result fail(srv_req *r, struct MHD_Connection *c, int http, const char *param,
+                            const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static enum MHD_Result fail(srv_req *r, struct MHD_Connection *c, int http, const char *param,
+                            const char *code, const char *fmt, ...) {
+    rf_oai_error e;
+    char msg[sizeof e.msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    rf_oai_error_set(&e, http, param, code, "%s", msg);
+    return queue_error(r, c, &e, http == 429 || http == 503 ? "Retry-After" : NULL, "1");
+}
+
+/* ---- engine side ---- */
+
+/* Scheduler thread: copies the event's text and counts into the request and signals. */
+static void on_event(void *user, const rf_event *ev) {
+    srv_req *r = user;
+    pthread_mutex_lock(&r->mu);
+    if (ev->text_len && rf_buf_append(&r->pending, ev->text, ev->text_len)) r->oom = true;
+    if (!r->t_first && ev->token >= 0) r->t_first = ev->t_ns;
+    if (ev->t_admit_ns) r->t_admit = ev->t_admit_ns;
+    r->n_prompt = ev->n_prompt;
+    r->n_gen = ev->n_generated;
+    bool fin = ev->finish != RF_FINISH_NONE;
+    if (fin) {
+        r->done = true;
+        r->finish = ev->finish;
+        r->t_end = ev->t_ns;
+        if (ev->error) snprintf(r->errmsg, sizeof r->errmsg, "%s", ev->error);
+    }
+    pthread_cond_signal(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    if (fin) req_unref(r);
+}
+
+static void cancel_req(srv_req *r) {
+    pthread_mutex_lock(&r->mu);
+    bool live = r->submitted && !r->done;
+    pthread_mutex_unlock(&r->mu);
+    if (!live) return;
+    pthread_rwlock_rdlock(&r->s->lock);
+    if (r->s->e) rf_engine_cancel(r->s->e, r->eid);
+    pthread_rwlock_unlock(&r->s->lock);
+}
+
+static rf_oai_timings timings_of(const srv_req *r) {
+    rf_oai_timings t = {0};
+    t.prompt_n = r->n_prompt;
+    t.predicted_n = r->n_gen;
+    if (r->t_first && r->t_admit) t.prompt_ms = (double)(r->t_first - r->t_admit) / 1e6;
+    if (r->t_first && r->t_end) t.predicted_ms = (double)(r->t_end - r->t_first) / 1e6;
+    return t;
+}
+
+/* Tokenizes text with the engine (caller holds the lock); *out malloc'd (caller frees). */
+static int64_t tokenize_all(rf_engine *e, const char *text, size_t len, bool bos, bool special,
+                            int32_t **out, rf_error *err) {
+    int64_t n = rf_engine_tokenize(e, text, len, bos, special, NULL, 0, err);
+    *out = NULL;
+    if (n < 0) return -1;
+    *out = malloc((size_t)(n > 0 ? n : 1) * sizeof **out);
+    if (!*out) return -1;
+    int64_t m = rf_engine_tokenize(e, text, len, bos, special, *out, n, err);
+    if (m != n) {
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
+    return n;
+}
+
+/* After the final event: false when the generation succeeded, else true with *e filled (503
+ * for a request cancelled by the server's shutdown, 500 for an engine failure). */
+static bool gen_failed(const srv_req *r, rf_oai_error *e) {
+    if (r->oom) {
+        rf_oai_error_set(e, 500, NULL, NULL, "generation failed: out of memory");
+    } else if (r->finish == RF_FINISH_CANCELLED) {
+        rf_oai_error_set(e, 503, NULL, "cancelled",
+                         "generation cancelled: the server stopped before the reply was finished");
+    } else if (r->finish == RF_FINISH_ERROR) {
+        rf_oai_error_set(e, 500, NULL, NULL, "generation failed: %s", r->errmsg);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* ---- streaming ---- */
+
+static bool stream_next(srv_req *r) {
+    const rf_oai_meta *m = &r->meta;
+    if (!r->role_sent) {
+        r->role_sent = true;
+        if (m->kind == RF_OAI_CHAT)
+            return !rf_oai_sse_event(&r->out,
+                                     rf_oai_chunk_json(m, "assistant", NULL, 0, NULL, NULL));
+    }
+    pthread_mutex_lock(&r->mu);
+    if (!r->done && r->pending.len == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += PING_NS / 1000000000ll;
+        pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+    }
+    rf_status st = RF_OK;
+    if (r->pending.len) {
+        json_t *o =
+            rf_oai_chunk_json(m, NULL, (const char *)r->pending.data, r->pending.len, NULL, NULL);
+        rf_buf_reset(&r->pending);
+        pthread_mutex_unlock(&r->mu);
+        st = rf_oai_sse_event(&r->out, o); /* formatted outside the lock */
+        pthread_mutex_lock(&r->mu);
+    }
+    bool done = r->done && r->pending.len == 0;
+    pthread_mutex_unlock(&r->mu);
+    if (st) return false;
+    if (!done) {
+        if (r->out.len == 0) return !rf_buf_append_str(&r->out, ": ping\n\n");
+        return true;
+    }
+    /* done: the engine thread writes nothing more, so the fields are stable */
+    r->ended = true;
+    rf_oai_error e;
+    if (gen_failed(r, &e)) {
+        st = rf_oai_sse_event(&r->out, rf_oai_error_json(&e));
+        return !st && !rf_oai_sse_done(&r->out);
+    }
+    rf_oai_timings t = timings_of(r);
+    st = rf_oai_sse_event(&r->out,
+                          rf_oai_chunk_json(m, NULL, NULL, 0, finish_reason(r->finish), &t));
+    if (!st && r->include_usage)
+        st = rf_oai_sse_event(&r->out, rf_oai_usage_chunk_json(m, r->n_prompt, r->n_gen));
+    return !st && !rf_oai_sse_done(&r->out);
+}
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
+    srv_req *r = cls;
+    (void)pos;
+    while (r->out_off >= r->out.len) {
+        if (r->ended) return MHD_CONTENT_READER_END_OF_STREAM;
+        rf_buf_reset(&r->out);
+        r->out_off = 0;
+        if (!stream_next(r)) return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    size_t n = r->out.len - r->out_off;
+    if (n > max) n = max;
+    memcpy(buf, r->out.data + r->out_off, n);
+    r->out_off += n;
+    return (ssize_t)n;
+}
+
+static void reader_free(void *cls) {
+    req_unref(cls);
+}
+
+/* ---- completions ---- */
+
+static bool client_gone(int fd) {
+    if (fd < 0) return false;
+    struct pollfd p = {fd, POLLRDHUP, 0};
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* Renders (chat) and tokenizes the prompt and submits it; on failure queues the error. */
+static enum MHD_Result submit(srv_req *r, struct MHD_Connection *c, const rf_oai_req *q,
+                              bool *queued) {
+    rf_srv *s = r->s;
+    rf_error err = {0};
+    char *prompt = NULL;
+    int32_t *ids = NULL;
+    enum MHD_Result ret = MHD_YES;
+    *queued = false;
+    pthread_rwlock_rdlock(&s->lock);
+    if (!s->e || atomic_load(&s->stopping)) {
+        ret = fail(r, c, 503, NULL, "server_unavailable", "the server is %s",
+                   s->e ? "shutting down" : "loading the model");
+        goto out;
+    }
+    const char *text = q->prompt;
+    if (q->kind == RF_OAI_CHAT) {
+        rf_status st = rf_engine_chat_prompt(s->e, q->msgs, q->n_msgs, NULL, true, &prompt, &err);
+        if (st) {
+            ret = fail(r, c, st == RF_ERR_NOMEM ? 500 : 400, "messages", NULL, "%s", err.msg);
+            goto out;
+        }
+        text = prompt;
+    }
+    int64_t n = tokenize_all(s->e, text, strlen(text), true, true, &ids, &err);
+    if (n < 0) {
+        ret = fail(r, c, 500, NULL, NULL, "tokenizing the prompt: %s", err.msg);
+        goto out;
+    }
+    int64_t want = q->max_tokens > 0 ? q->max_tokens : 1;
+    if (n < 1 || n + want > s->n_ctx || n > INT32_MAX) {
+        ret = fail(r, c, 400, q->kind == RF_OAI_CHAT ? "messages" : "prompt",
+                   "context_length_exceeded",
+                   "This model's maximum context length is %d tokens. However, you requested "
+                   "%lld tokens (%lld in the %s, %lld in the completion).",
+                   (int)s->n_ctx, (long long)(n + want), (long long)n,
+                   q->kind == RF_OAI_CHAT ? "messages" : "prompt", (long long)want);
+        goto out;
+    }
+    rf_request_params p = rf_oai_engine_params(q);
+    atomic_fetch_add(&r->refs, 1); /* the engine's, until the final event */
+    r->submitted = true;
+    rf_status st = rf_engine_submit(s->e, ids, (int32_t)n, &p, on_event, r, &r->eid, &err);
+    if (st) {
+        r->submitted = false;
+        atomic_fetch_sub(&r->refs, 1);
+        if (st == RF_ERR_BUSY)
+            ret = fail(r, c, 429, NULL, "server_is_overloaded", "%s", err.msg);
+        else if (st == RF_ERR_CONTEXT)
+            ret = fail(r, c, 400, "messages", "context_length_exceeded", "%s", err.msg);
+        else
+            ret = fail(r, c, st == RF_ERR_ARG ? 400 : 500, NULL, NULL, "%s", err.msg);
+        goto out;
+    }
+    r->counted = true;
+    atomic_fetch_add(&s->active, 1);
+    *queued = true;
+out:
+    pthread_rwlock_unlock(&s->lock);
+    free(prompt);
+    free(ids);
+    return ret;
+}
+
+static enum MHD_Result answer_completion(srv_req *r, struct MHD_Connection *c, rf_oai_kind kind) {
+    rf_srv *s = r->s;
+    rf_oai_req q;
+    rf_oai_error e;
+    rf_oai_limits lim = {s->models, s->n_ctx};
+    if (rf_oai_parse(kind, (const char *)r->body.data, r->body.len, &lim, &q, &e))
+        return queue_error(r, c, &e, NULL, NULL);
+    bool queued = false;
+    enum MHD_Result ret = submit(r, c, &q, &queued);
+    bool stream = q.stream;
+    r->include_usage = q.include_usage;
+    rf_oai_req_free(&q);
+    if (!queued) return ret;
+    snprintf(r->id, sizeof r->id, "%s-%llu", kind == RF_OAI_CHAT ? "chatcmpl" : "cmpl",
+             (unsigned long long)r->eid);
+    r->meta = (rf_oai_meta){kind, r->id, (int64_t)time(NULL), s->model_id};
+    if (stream) {
+        atomic_fetch_add(&r->refs, 1); /* the reader's */
+        struct MHD_Response *resp = MHD_create_response_from_callback(
+            MHD_SIZE_UNKNOWN, READER_BLOCK, stream_reader, r, reader_free);
+        if (!resp) {
+            atomic_fetch_sub(&r->refs, 1);
+            cancel_req(r);
+            return MHD_NO;
+        }
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+        r->status = 200;
+        ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
+        MHD_destroy_response(resp);
+        return ret;
+    }
+    /* non-stream: wait on this connection's thread, watching the socket */
+    pthread_mutex_lock(&r->mu);
+    while (!r->done) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += POLL_MS * 1000000l;
+        if (ts.tv_nsec >= 1000000000l) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000l;
+        }
+        pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+        if (!r->done && !r->gone && client_gone(r->fd)) {
+            r->gone = true;
+            pthread_mutex_unlock(&r->mu);
+            cancel_req(r);
+            pthread_mutex_lock(&r->mu);
+        }
+    }
+    pthread_mutex_unlock(&r->mu);
+    if (r->gone) {
+        r->status = 499; /* as nginx logs it: the client closed the request */
+        return MHD_NO;
+    }
+    if (gen_failed(r, &e)) return queue_error(r, c, &e, e.http == 503 ? "Retry-After" : NULL, "1");
+    rf_oai_timings t = timings_of(r);
+    return queue_json(r, c, 200,
+                      rf_oai_response_json(&r->meta, (const char *)r->pending.data, r->pending.len,
+                                           finish_reason(r->finish), &t),
+                      NULL, NULL);
+}
+
+/* ---- small endpoints ---- */
+
+static json_t *parse_body(srv_req *r, struct MHD_Connection *c, enum MHD_Result *ret) {
+    json_error_t je;
+    json_t *root = json_loadb(r->body.len ? (const char *)r->body.data : "", r->body.len,
+                              JSON_REJECT_DUPLICATES, &je);
+    if (!root || !json_is_object(root)) {
+        json_decref(root);
+        *ret = fail(r, c, 400, NULL, "invalid_json", "the body must be a JSON object%s%s",
+                    root ? "" : ": ", root ? "" : je.text);
+        return NULL;
+    }
+    return root;
+}
+
+static enum MHD_Result answer_tokenize(srv_req *r, struct MHD_Connection *c) {
+    enum MHD_Result ret = MHD_YES;
+    json_t *root = parse_body(r, c, &ret);
+    if (!root) return ret;
+    const json_t *content = json_object_get(root, "content");
+    const json_t *as = json_object_get(root, "add_special");
+    const json_t *ps = json_object_get(root, "parse_special");
+    int32_t *ids = NULL;
+    if (!json_is_string(content)) {
+        ret = fail(r, c, 400, "content", "invalid_type", "'content' must be a string");
+        goto out;
+    }
+    if ((as && !json_is_boolean(as)) || (ps && !json_is_boolean(ps))) {
+        ret = fail(r, c, 400, as && !json_is_boolean(as) ? "add_special" : "parse_special",
+                   "invalid_type", "add_special and parse_special must be booleans");
+        goto out;
+    }
+    rf_error err = {0};
+    pthread_rwlock_rdlock(&r->s->lock);
+    int64_t n = r->s->e
+                    ? tokenize_all(r->s->e, json_string_value(content), json_string_length(content),
+                                   json_is_true(as), !ps || json_is_true(ps), &ids, &err)
+                    : -2;
+    pthread_rwlock_unlock(&r->s->lock);
+    if (n < 0) {
+        ret = n == -2 ? fail(r, c, 503, NULL, "server_unavailable", "the model is loading")
+                      : fail(r, c, 500, NULL, NULL, "tokenizing: %s", err.msg);
+        goto out;
+    }
+    json_t *arr = json_array();
+    for (int64_t i = 0; arr && i < n; i++)
+        if (json_array_append_new(arr, json_integer(ids[i]))) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    ret = arr ? queue_json(r, c, 200, json_pack("{s:o}", "tokens", arr), NULL, NULL) : MHD_NO;
+out:
+    free(ids);
+    json_decref(root);
+    return ret;
+}
+
+static enum MHD_Result answer_detokenize(srv_req *r, struct MHD_Connection *c) {
+    enum MHD_Result ret = MHD_YES;
+    json_t *root = parse_body(r, c, &ret);
+    if (!root) return ret;
+    const json_t *toks = json_object_get(root, "tokens");
+    int32_t *ids = NULL;
+    char *text = NULL;
+    if (!json_is_array(toks)) {
+        ret = fail(r, c, 400, "tokens", "invalid_type", "'tokens' must be an array of integers");
+        goto out;
+    }
+    size_t n = json_array_size(toks);
+    ids = malloc((n ? n : 1) * sizeof *ids);
+    if (!ids) {
+        ret = MHD_NO;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const json_t *v = json_array_get(toks, i);
+        json_int_t x = json_is_integer(v) ? json_integer_value(v) : -1;
+        if (x < 0 || x >= r->s->n_vocab) {
+            ret = fail(r, c, 400, "tokens", "invalid_value",
+                       "tokens[%zu] must be an integer id in [0, %d)", i, (int)r->s->n_vocab);
+            goto out;
+        }
+        ids[i] = (int32_t)x;
+    }
+    pthread_rwlock_rdlock(&r->s->lock);
+    int64_t len = r->s->e ? rf_engine_detokenize(r->s->e, ids, (int64_t)n, NULL, 0) : -2;
+    if (len >= 0) {
+        text = malloc((size_t)len + 1);
+        if (!text || rf_engine_detokenize(r->s->e, ids, (int64_t)n, text, len + 1) != len) len = -1;
+    }
+    pthread_rwlock_unlock(&r->s->lock);
+    if (len < 0)
+        ret = len == -2 ? fail(r, c, 503, NULL, "server_unavailable", "the model is loading")
+                        : fail(r, c, 400, "tokens", "invalid_value", "the tokens do not decode");
+    else
+        ret = queue_json(r, c, 200, json_pack("{s:s%}", "content", text, (size_t)len), NULL, NULL);
+out:
+    free(text);
+    free(ids);
+    json_decref(root);
+    return ret;
+}
+
+static enum MHD_Result answer_health(srv_req *r, struct MHD_Connection *c) {
+    pthread_rwlock_rdlock(&r->s->lock);
+    bool ready = r->s->e != NULL;
+    pthread_rwlock_unlock(&r->s->lock);
+    if (ready && !atomic_load(&r->s->stopping))
+        return queue_json(r, c, 200, json_pack("{s:s}", "status", "ok"), NULL, NULL);
+    return queue_json(r, c, 503, json_pack("{s:s}", "status", ready ? "stopping" : "loading"),
+                      "Retry-After", "1");
+}
+
+/* ---- routing ---- */
+
+typedef enum route { R_NONE, R_CHAT, R_COMPL, R_MODELS, R_HEALTH, R_TOK, R_DETOK } route;
+
+static route route_of(const char *url, bool *post) {
+    static const struct {
+        const char *path;
+        route r;
+        bool post;
+    } routes[] = {{"/chat/completions", R_CHAT, true}, {"/completions", R_COMPL, true},
+                  {"/models", R_MODELS, false},        {"/health", R_HEALTH, false},
+                  {"/tokenize", R_TOK, true},          {"/detokenize", R_DETOK, true}};
+    const char *p = strncmp(url, "/v1/", 4) == 0 ? url + 3 : url;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (!strcmp(p, routes[i].path)) {
+            *post = routes[i].post;
+            return routes[i].r;
+        }
+    return R_NONE;
+}
+
+static bool authorized(const rf_srv *s, struct MHD_Connection *c) {
+    if (!s->api_key) return true;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h || strncmp(h, "Bearer ", 7) != 0) return false;
+    const char *k = h + 7, *want = s->api_key;
+    size_t kl = strlen(k), wl = strlen(want);
+    unsigned diff = kl != wl;
+    for (size_t i = 0; i < wl; i++) diff |= (unsigned)(want[i] ^ (i < kl ? k[i] : 0));
+    return diff == 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls) {
+    rf_srv *s = cls;
+    srv_req *r = *con_cls;
+    (void)version;
+    if (!r) { /* the headers are in */
+        r = calloc(1, sizeof *r);
+        if (!r) return MHD_NO;
+        r->s = s;
+        atomic_init(&r->refs, 1);
+        r->rid = atomic_fetch_add(&s->next_id, 1);
+        r->t0 = rf_now_ns();
+        snprintf(r->method, sizeof r->method, "%s", method);
+        snprintf(r->path, sizeof r->path, "%s", url);
+        pthread_mutex_init(&r->mu, NULL);
+        pthread_cond_init(&r->cv, NULL);
+        rf_buf_init(&r->body, s->body_max);
+        rf_buf_init(&r->pending, 0);
+        rf_buf_init(&r->out, 0);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        r->fd = ci ? (int)ci->connect_fd : -1;
+        *con_cls = r;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        if (!r->too_large && rf_buf_append(&r->body, upload_data, *upload_data_size) != RF_OK)
+            r->too_large = true;
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    bool want_post = false;
+    route rt = route_of(url, &want_post);
+    if (rt == R_NONE)
+        return fail(r, c, 404, NULL, "not_found", "no route for %.20s %.100s", method, url);
+    if (strcmp(method, want_post ? MHD_HTTP_METHOD_POST : MHD_HTTP_METHOD_GET) != 0) {
+        rf_oai_error e;
+        rf_oai_error_set(&e, 405, NULL, "method_not_allowed",
+                         "method %.20s is not allowed on %.100s", method, url);
+        return queue_error(r, c, &e, MHD_HTTP_HEADER_ALLOW, want_post ? "POST" : "GET");
+    }
+    if (rt == R_HEALTH) return answer_health(r, c);
+    if (!authorized(s, c))
+        return fail(r, c, 401, NULL, "invalid_api_key",
+                    "a valid 'Authorization: Bearer' API key "
+                    "is required");
+    if (r->too_large)
+        return fail(r, c, 413, NULL, "request_too_large", "the body exceeds %zu bytes",
+                    s->body_max);
+    switch (rt) {
+    case R_CHAT:
+        return answer_completion(r, c, RF_OAI_CHAT);
+    case R_COMPL:
+        return answer_completion(r, c, RF_OAI_COMPLETION);
+    case R_MODELS:
+        return queue_json(r, c, 200, rf_oai_models_json(s->model_id, (int64_t)time(NULL)), NULL,
+                          NULL);
+    case R_TOK:
+        return answer_tokenize(r, c);
+    case R_DETOK:
+        return answer_detokenize(r, c);
+    default:
+        return fail(r, c, 404, NULL, "not_found", "no route for %.100s", url);
+    }
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+    rf_srv *s = cls;
+    srv_req *r = *con_cls;
+    (void)c;
+    if (!r) return;
+    *con_cls = NULL;
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK) cancel_req(r);
+    pthread_mutex_lock(&r->mu);
+    int32_t np = r->n_prompt, ng = r->n_gen;
+    int64_t tf = r->t_first;
+    pthread_mutex_unlock(&r->mu);
+    fprintf(stderr,
+            "serve: req=%llu %s %s status=%d prompt_tokens=%d completion_tokens=%d ttft_ms=%.1f "
+            "duration_ms=%.1f%s\n",
+            (unsigned long long)r->rid, r->method, r->path, r->status, (int)np, (int)ng,
+            tf ? (double)(tf - r->t0) / 1e6 : 0.0, (double)(rf_now_ns() - r->t0) / 1e6,
+            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (client gone)");
+    if (r->counted) atomic_fetch_sub(&s->active, 1);
+    req_unref(r);
+}
+
+/* ---- lifecycle ---- */
+
+rf_status rf_srv_start(const rf_srv_params *p, rf_srv **out, rf_error *err) {
+    *out = NULL;
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    if (p->port < 0 || p->port > 65535)
+        return rf_error_set(err, RF_ERR_ARG, "server: port %d is not in [0, 65535]", p->port);
+    sa.sin_port = htons((uint16_t)p->port);
+    const char *host = p->host ? p->host : "127.0.0.1";
+    if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+        return rf_error_set(err, RF_ERR_ARG, "server: host '%s' is not an IPv4 address", host);
+    rf_srv *s = calloc(1, sizeof *s);
+    if (!s) return rf_error_set(err, RF_ERR_NOMEM, "server: out of memory");
+    pthread_rwlock_init(&s->lock, NULL);
+    s->body_max = p->body_max ? p->body_max : (size_t)4 << 20;
+    snprintf(s->model_id, sizeof s->model_id, "%s", p->model_id ? p->model_id : "");
+    s->models[0] = s->model_id;
+    if (p->api_key && *p->api_key) {
+        s->api_key = strdup(p->api_key);
+        if (!s->api_key) {
+            pthread_rwlock_destroy(&s->lock);
+            free(s);
+            return rf_error_set(err, RF_ERR_NOMEM, "server: out of memory");
+        }
+    }
+    atomic_init(&s->stopping, 0);
+    atomic_init(&s->active, 0);
+    atomic_init(&s->next_id, 1);
+    json_object_seed(0); /* before any connection thread makes a JSON object */
+    s->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                                MHD_USE_POLL | MHD_USE_ITC,
+                            (uint16_t)p->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
+                            (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT,
+                            p->conn_limit ? p->conn_limit : 256u, MHD_OPTION_CONNECTION_TIMEOUT,
+                            600u, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+    if (!s->d) {
+        free(s->api_key);
+        pthread_rwlock_destroy(&s->lock);
+        free(s);
+        return rf_error_set(err, RF_ERR_IO, "server: cannot listen on %s:%d (port in use?)", host,
+                            p->port);
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = di && di->port ? di->port : p->port;
+    *out = s;
+    return RF_OK;
+}
+
+int rf_srv_port(const rf_srv *s) {
+    return s->port;
+}
+
+void rf_srv_attach(rf_srv *s, rf_engine *e) {
+    rf_engine_info info;
+    rf_engine_get_info(e, &info);
+    pthread_rwlock_wrlock(&s->lock);
+    s->e = e;
+    s->n_ctx = info.n_ctx;
+    s->n_vocab = info.n_vocab;
+    if (!s->model_id[0]) snprintf(s->model_id, sizeof s->model_id, "%s", info.model_name);
+    pthread_rwlock_unlock(&s->lock);
+}
+
+void rf_srv_stop(rf_srv *s, int drain_ms) {
+    if (!s) return;
+    atomic_store(&s->stopping, 1);
+    MHD_socket lfd = MHD_quiesce_daemon(s->d); /* no new connections */
+    if (lfd != MHD_INVALID_SOCKET) close(lfd);
+    int64_t deadline = rf_now_ns() + (int64_t)drain_ms * 1000000;
+    while (atomic_load(&s->active) > 0 && rf_now_ns() < deadline) {
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+    }
+    pthread_rwlock_wrlock(&s->lock);
+    rf_engine *e = s->e;
+    s->e = NULL;
+    pthread_rwlock_unlock(&s->lock);
+    rf_engine_close(e); /* what is left gets its final (cancelled) event */
+    MHD_stop_daemon(s->d);
+    pthread_rwlock_destroy(&s->lock);
+    free(s->api_key);
+    free(s);
+}

@@ -1,0 +1,67 @@
+/* openai_resp.h: the OpenAI response shapes the server writes: chat.completion and
+ * text_completion bodies, their stream chunks (chat: a role delta first, content deltas, a final
+ * chunk with finish_reason and llama-server's "timings"; then, with include_usage, a usage chunk
+ * whose choices are empty), the SSE framing ("data: JSON\n\n", "data: [DONE]\n\n"), the error
+ * object {"error":{"message","type","param","code"}}, GET /v1/models's list, and the "timings"
+ * object with llama-server's field names, present in every completion response.
+ *
+ * Ownership: every function returning json_t * returns a new reference (caller decrefs) or
+ * NULL when out of memory; strings passed in are copied. The SSE writers append to a caller's
+ * rf_buf and leave it unchanged on failure. Stateless; thread-safe.
+ */
+#ifndef RF_SERVER_OPENAI_RESP_H
+#define RF_SERVER_OPENAI_RESP_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server/openai_req.h"
+#include "util/buf.h"
+
+/* What is common to every chunk and body of one response. */
+typedef struct rf_oai_meta {
+    rf_oai_kind kind;
+    const char *id;    /* "chatcmpl-..." or "cmpl-..." */
+    int64_t created;   /* Unix seconds */
+    const char *model; /* the model id the response names */
+} rf_oai_meta;
+
+/* Per-request counts and times (llama-server's "timings"): prompt_ms is admission to the first
+ * token (prefill), predicted_ms the first token to the end. */
+typedef struct rf_oai_timings {
+    int32_t prompt_n, predicted_n, cache_n;
+    double prompt_ms, predicted_ms;
+} rf_oai_timings;
+
+json_t *rf_oai_timings_json(const rf_oai_timings *t);
+json_t *rf_oai_usage_json(int32_t prompt_tokens, int32_t completion_tokens);
+
+/* {"error": {"message", "type", "param" (null when ""), "code" (null when "")}} */
+json_t *rf_oai_error_json(const rf_oai_error *e);
+
+/* A whole non-stream response: one choice with content (len bytes), finish_reason, usage and
+ * timings. */
+json_t *rf_oai_response_json(const rf_oai_meta *m, const char *content, size_t len,
+                             const char *finish, const rf_oai_timings *t);
+
+/* A stream chunk. Chat: delta {role} when role is non-NULL, {content} when content is non-NULL,
+ * finish_reason (null when finish is NULL); completions: choice {text, finish_reason}. With t
+ * non-NULL the chunk carries "timings" (the final chunk). "usage": null. */
+json_t *rf_oai_chunk_json(const rf_oai_meta *m, const char *role, const char *content, size_t len,
+                          const char *finish, const rf_oai_timings *t);
+
+/* The include_usage chunk: choices [], usage. */
+json_t *rf_oai_usage_chunk_json(const rf_oai_meta *m, int32_t prompt_tokens,
+                                int32_t completion_tokens);
+
+/* GET /v1/models: {object:"list", data:[{id, object:"model", created, owned_by, root}]}. */
+json_t *rf_oai_models_json(const char *id, int64_t created);
+
+/* Appends "data: <o compact>\n\n" and releases o (also on failure). RF_ERR_NOMEM when o is NULL
+ * or an allocation fails. */
+rf_status rf_oai_sse_event(rf_buf *b, json_t *o);
+/* Appends "data: [DONE]\n\n". */
+rf_status rf_oai_sse_done(rf_buf *b);
+
+#endif

@@ -1,0 +1,265 @@
+"""test_serve.py: `roofline serve` against the real openai SDK (and urllib for raw statuses).
+
+Started once per module on a free port with the small smollm2-135m model; every request is
+greedy and short so the whole file runs in well under a minute on two cores."""
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import openai
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from benchlib import free_port  # noqa: E402  (the repo's one helper for a free local port)
+
+BIN = os.environ.get("ROOFLINE_BIN", "build/roofline")
+MODEL = os.environ.get("ROOFLINE_SERVE_MODEL", "models/smollm2-135m-instruct-q4_1.gguf")
+MODEL_ID = "smollm2-135m-instruct-q4_1"
+KEY = "sk-test-key"
+MSGS = [{"role": "user", "content": "Say hello."}]
+
+
+def raw(base, path, body=None, method=None, key=KEY, data=None):
+    """(status, parsed JSON body, headers) of one request."""
+    if data is None and body is not None:
+        data = json.dumps(body).encode()
+    req = urllib.request.Request(base + path, data=data, method=method)
+    req.add_header("Content-Type", "application/json")
+    if key:
+        req.add_header("Authorization", "Bearer " + key)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read()), r.headers
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read()), e.headers
+
+
+def wait_healthy(proc, base, seconds=60):
+    """Waits for /health 200 (503 "loading" before it); fails when the server exits."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(base + "/health", timeout=1) as r:
+                if r.status == 200:
+                    return
+        except urllib.error.HTTPError as e:
+            assert e.code == 503 and json.loads(e.read())["status"] == "loading"
+        except OSError:
+            pass
+        if proc.poll() is not None:
+            pytest.fail(f"server exited with status {proc.returncode}")
+        time.sleep(0.1)
+    proc.kill()
+    pytest.fail("server did not become healthy")
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = free_port()
+    log = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: the request log cannot block
+    proc = subprocess.Popen(
+        [BIN, "serve", "-m", MODEL, "--port", str(port), "--parallel", "16", "--ctx", "512",
+         "--api-key", KEY, "--body-max", "65536"],
+        stdout=subprocess.DEVNULL, stderr=log, text=True)
+    base = f"http://127.0.0.1:{port}"
+    wait_healthy(proc, base)
+    yield base
+    proc.terminate()
+    proc.wait(timeout=30)
+    log.seek(0)
+    err = log.read()
+    log.close()
+    assert proc.returncode == 0, err
+    assert "serve: req=" in err  # one log line per request
+    assert "(client gone)" in err  # test_disconnect_cancels's stream was seen to go
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    return openai.OpenAI(base_url=server + "/v1", api_key=KEY, max_retries=0)
+
+
+def count_tokens(server, text, add_special):
+    st, body, _ = raw(server, "/tokenize", {"content": text, "add_special": add_special})
+    assert st == 200
+    return len(body["tokens"])
+
+
+def test_health_and_models(server, client):
+    st, body, _ = raw(server, "/health", key=None)
+    assert st == 200 and body == {"status": "ok"}
+    models = client.models.list()
+    assert models.data[0].id == MODEL_ID
+    assert raw(server, "/v1/models")[1]["data"][0]["root"] == MODEL_ID
+
+
+def test_chat_non_stream(server, client):
+    r = client.chat.completions.create(model=MODEL_ID, messages=MSGS, max_tokens=6,
+                                       temperature=0, extra_body={"ignore_eos": True})
+    assert r.object == "chat.completion" and r.choices[0].message.role == "assistant"
+    assert r.choices[0].finish_reason == "length"
+    assert r.usage.completion_tokens == 6
+    assert r.usage.total_tokens == r.usage.prompt_tokens + 6
+    assert r.usage.prompt_tokens > count_tokens(server, MSGS[0]["content"], False)
+    t = r.model_extra["timings"]
+    for k in ("prompt_n", "prompt_ms", "prompt_per_token_ms", "prompt_per_second", "predicted_n",
+              "predicted_ms", "predicted_per_token_ms", "predicted_per_second", "cache_n"):
+        assert k in t
+    assert t["prompt_n"] == r.usage.prompt_tokens and t["predicted_n"] == 6
+
+
+def test_chat_stream_usage(client):
+    ref = client.chat.completions.create(model=MODEL_ID, messages=MSGS, max_tokens=6,
+                                         temperature=0)
+    stream = client.chat.completions.create(model=MODEL_ID, messages=MSGS, max_tokens=6,
+                                            temperature=0, stream=True,
+                                            stream_options={"include_usage": True})
+    chunks = list(stream)
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None
+    final = chunks[-2]
+    assert final.choices[0].finish_reason in ("stop", "length")
+    assert "timings" in final.model_extra
+    assert all(c.usage is None for c in chunks[:-1])
+    assert len({c.id for c in chunks}) == 1
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == ref.choices[0].message.content  # greedy: the same reply
+    assert chunks[-1].usage.prompt_tokens == ref.usage.prompt_tokens
+    assert chunks[-1].usage.completion_tokens == ref.usage.completion_tokens
+
+
+def test_completions(server, client):
+    prompt = "The capital of France is"
+    r = client.completions.create(model=MODEL_ID, prompt=prompt, max_tokens=5, temperature=0,
+                                  extra_body={"ignore_eos": True})
+    assert r.object == "text_completion" and r.choices[0].finish_reason == "length"
+    assert r.usage.prompt_tokens == count_tokens(server, prompt, True)
+    assert r.usage.completion_tokens == 5
+    s = list(client.completions.create(model=MODEL_ID, prompt=prompt, max_tokens=5,
+                                       temperature=0, stream=True,
+                                       extra_body={"ignore_eos": True}))
+    assert "".join(c.choices[0].text for c in s if c.choices) == r.choices[0].text
+
+
+def test_tokenize_round_trip(server):
+    text = "Hello world, tokens!"
+    st, body, _ = raw(server, "/tokenize", {"content": text})
+    assert st == 200 and all(isinstance(t, int) for t in body["tokens"])
+    st, back, _ = raw(server, "/detokenize", {"tokens": body["tokens"]})
+    assert st == 200 and back["content"] == text
+    assert raw(server, "/detokenize", {"tokens": [-1]})[0] == 400
+
+
+def test_errors(server, client):
+    with pytest.raises(openai.BadRequestError) as e:
+        client.chat.completions.create(model=MODEL_ID, messages=MSGS, temperature=3)
+    assert e.value.body["param"] == "temperature"
+    with pytest.raises(openai.BadRequestError) as e:
+        client.chat.completions.create(model=MODEL_ID, messages=MSGS, n=2)
+    assert e.value.body["param"] == "n"
+    with pytest.raises(openai.NotFoundError) as e:
+        client.chat.completions.create(model="no-such-model", messages=MSGS)
+    assert e.value.body["code"] == "model_not_found"
+    with pytest.raises(openai.BadRequestError) as e:
+        client.chat.completions.create(model=MODEL_ID, messages=MSGS, tools=[
+            {"type": "function", "function": {"name": "f", "parameters": {}}}])
+    assert e.value.body["param"] == "tools"
+    with pytest.raises(openai.BadRequestError) as e:
+        client.chat.completions.create(model=MODEL_ID, messages=[
+            {"role": "user", "content": "word " * 600}], max_tokens=4)
+    assert e.value.body["code"] == "context_length_exceeded"
+    bad = openai.OpenAI(base_url=server + "/v1", api_key="wrong", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        bad.models.list()
+    st, body, _ = raw(server, "/v1/models", key=None)
+    assert st == 401 and body["error"]["code"] == "invalid_api_key"
+    st, body, _ = raw(server, "/nope")
+    assert st == 404 and "error" in body
+    st, body, hdr = raw(server, "/v1/chat/completions", method="GET")
+    assert st == 405 and hdr["Allow"] == "POST"
+    st, body, _ = raw(server, "/v1/chat/completions", data=b"x" * 70000)
+    assert st == 413 and "error" in body
+    st, body, _ = raw(server, "/v1/chat/completions", data=b"{not json")
+    assert st == 400 and body["error"]["code"] == "invalid_json"
+
+
+def test_concurrent_streams(client):
+    def one(i):
+        s = client.chat.completions.create(
+            model=MODEL_ID, messages=[{"role": "user", "content": f"Count to {i}."}],
+            max_tokens=8, temperature=0, stream=True, stream_options={"include_usage": True},
+            extra_body={"ignore_eos": True})
+        chunks = list(s)
+        return chunks[-1].usage, "".join(c.choices[0].delta.content or ""
+                                         for c in chunks if c.choices)
+
+    with concurrent.futures.ThreadPoolExecutor(16) as ex:
+        results = list(ex.map(one, range(16)))
+    for usage, text in results:
+        assert usage.completion_tokens == 8 and usage.prompt_tokens > 0
+        assert usage.total_tokens == usage.prompt_tokens + 8
+
+
+def test_disconnect_cancels(server, client):
+    s = client.chat.completions.create(model=MODEL_ID, messages=MSGS, max_tokens=400,
+                                       temperature=0, stream=True,
+                                       extra_body={"ignore_eos": True})
+    next(iter(s))
+    s.close()  # the server must cancel; the next request is served promptly
+    r = client.chat.completions.create(model=MODEL_ID, messages=MSGS, max_tokens=2,
+                                       temperature=0)
+    assert r.usage.completion_tokens >= 1
+
+
+def test_sigterm_drains():
+    """SIGTERM while a request runs: it completes, new connections are refused, exit 0."""
+    port = free_port()
+    proc = subprocess.Popen([BIN, "serve", "-m", MODEL, "--port", str(port), "--ctx", "256",
+                             "--drain-ms", "120000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    wait_healthy(proc, base)
+    c = openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0)
+    with concurrent.futures.ThreadPoolExecutor(1) as ex:
+        fut = ex.submit(c.chat.completions.create, model=MODEL_ID, messages=MSGS, max_tokens=12,
+                        temperature=0, extra_body={"ignore_eos": True})
+        time.sleep(0.5)
+        proc.terminate()
+        r = fut.result(timeout=60)
+    assert r.usage.completion_tokens == 12
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "draining" in err
+
+
+def test_full_queue_429():
+    """One slot and a queue of one: of several simultaneous requests some get 429 with
+    Retry-After, the others complete."""
+    port = free_port()
+    proc = subprocess.Popen([BIN, "serve", "-m", MODEL, "--port", str(port), "--ctx", "256",
+                             "--parallel", "1", "--max-queue", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(proc, base)
+        body = {"messages": MSGS, "max_tokens": 16, "temperature": 0, "ignore_eos": True}
+        with concurrent.futures.ThreadPoolExecutor(6) as ex:
+            res = list(ex.map(lambda _: raw(base, "/v1/chat/completions", body), range(6)))
+        statuses = sorted(r[0] for r in res)
+        assert 429 in statuses and 200 in statuses, statuses
+        for st, b, hdr in res:
+            if st == 429:
+                assert hdr["Retry-After"] == "1"
+                assert b["error"]["code"] == "server_is_overloaded"
+            else:
+                assert st == 200 and b["usage"]["completion_tokens"] == 16
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    assert proc.returncode == 0
