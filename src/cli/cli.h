@@ -7,6 +7,8 @@
 
 #include "roofline/status.h"
 
+struct rf_context;
+
 /* RF_EXIT_UNANSWERED: roofline bench ran, but a suite got no successful reply from a backend. */
 enum { RF_EXIT_OK = 0, RF_EXIT_FAIL = 1, RF_EXIT_BAD_INPUT = 2, RF_EXIT_UNANSWERED = 3 };
 
@@ -29,6 +31,10 @@ int cli_exit_for(rf_status st);
 bool cli_parse_int(const char *verb, const char *opt, const char *s, long lo, long hi, long *out);
 bool cli_parse_float(const char *verb, const char *opt, const char *s, double lo, double hi,
                      double *out);
+
+/* Prints to stderr where the profiled decode steps of c went, per stage (rf_context_profile),
+ * under the heading `title`; nothing when nothing was profiled. */
+void cli_print_profile(const struct rf_context *c, const char *title);
 
 int cli_inspect(int argc, char **argv);
 int cli_tokenize(int argc, char **argv);

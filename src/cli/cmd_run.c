@@ -247,18 +247,6 @@ static void print_stats(const run_stats *s, const run_opts *o, const rf_context 
             rf_isa_name(rf_context_isa(c)), o->seed);
 }
 
-static void print_profile(const rf_context *c) {
-    rf_profile p = rf_context_profile(c);
-    int64_t total = 0;
-    for (int i = 0; i < RF_PROF_COUNT; i++) total += p.ns[i];
-    if (!p.calls || !total) return;
-    fprintf(stderr, "decode profile (%lld steps):\n", (long long)p.calls);
-    for (int i = 0; i < RF_PROF_COUNT; i++)
-        fprintf(stderr, "  %-10s %8.3f ms/step %5.1f%%\n", rf_prof_stage_name((rf_prof_stage)i),
-                (double)p.ns[i] / 1e6 / (double)p.calls, 100.0 * (double)p.ns[i] / (double)total);
-    fprintf(stderr, "  %-10s %8.3f ms/step\n", "total", (double)total / 1e6 / (double)p.calls);
-}
-
 /* One prompt, then exit. */
 static int run_once(rf_context *c, rf_sampler *smp, const rf_model *m, const run_opts *o) {
     rf_error err = {0};
@@ -294,7 +282,7 @@ static int run_once(rf_context *c, rf_sampler *smp, const rf_model *m, const run
         cli_errorf("run", "%s", err.msg);
     } else {
         print_stats(&stats, o, c);
-        if (o->profile) print_profile(c);
+        if (o->profile) cli_print_profile(c, "decode profile");
     }
     free(ids);
     rf_buf_free(&text);

@@ -28,6 +28,7 @@ typedef struct speed_opts {
     int isa;
     int8_t head; /* RF_OUT_LOGITS or RF_OUT_TOP for tg and batched steps */
     bool json;
+    bool profile; /* after the measured runs, one profiled run of each decode test */
 } speed_opts;
 
 static uint64_t g_rng = 0x1234567;
@@ -35,10 +36,6 @@ static uint64_t g_rng = 0x1234567;
 static int32_t rand_tok(int32_t n_vocab) {
     g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull;
     return (int32_t)((g_rng >> 33) % (uint64_t)n_vocab);
-}
-
-static double median(const double *v, int n) {
-    return rf_median(v, (size_t)n);
 }
 
 /* tok/s of one pp run */
@@ -67,7 +64,7 @@ static double run_pp(rf_context *c, int n, int32_t bos, int32_t n_vocab, rf_erro
 
 /* aggregate tok/s of one decode run of B sequences (B = 1: llama-bench's tg) */
 static double run_decode(rf_context *c, int B, int steps, int prompt, int8_t head, int32_t bos,
-                         int32_t n_vocab, rf_error *err) {
+                         int32_t n_vocab, bool profile, rf_error *err) {
     int32_t tok[MAX_B * 16], pos[MAX_B * 16], seq[MAX_B * 16];
     int8_t lg[MAX_B * 16];
     for (int s = 0; s < B; s++) rf_context_seq_reset(c, s);
@@ -83,6 +80,7 @@ static double run_decode(rf_context *c, int B, int steps, int prompt, int8_t hea
         rf_batch b = {n, tok, pos, seq, lg};
         if (rf_decode(c, &b, err)) return -1;
     }
+    if (profile) rf_context_profile_enable(c, 1); /* the steps only, not the prompts */
     int64_t t0 = rf_now_ns();
     for (int step = 0; step < steps; step++) {
         for (int s = 0; s < B; s++) {
@@ -94,7 +92,15 @@ static double run_decode(rf_context *c, int B, int steps, int prompt, int8_t hea
         rf_batch b = {B, tok, pos, seq, lg};
         if (rf_decode(c, &b, err)) return -1;
     }
-    return (double)B * steps * 1e9 / (double)(rf_now_ns() - t0);
+    double r = (double)B * steps * 1e9 / (double)(rf_now_ns() - t0);
+    if (profile) {
+        char title[64];
+        snprintf(title, sizeof title, prompt ? "decode profile, B=%d" : "decode profile, tg (B=%d)",
+                 B);
+        cli_print_profile(c, title);
+        rf_context_profile_enable(c, 0);
+    }
+    return r;
 }
 
 static bool parse_list(const char *s, speed_opts *o) {
@@ -113,7 +119,7 @@ static bool parse_list(const char *s, speed_opts *o) {
 static void usage(void) {
     printf(
         "usage: roofline speed [-m MODEL] [-t THREADS] [-p N] [-n N] [-b B[,B...]] [-r REPS]\n"
-        "                      [--head logits|top] [--kernels K] [--json]\n"
+        "                      [--head logits|top] [--kernels K] [--json] [--profile]\n"
         "Engine throughput, measured as llama-bench does (medians of REPS after a warm-up):\n"
         "  -p N     prompt processing: one batch of N tokens (default 512; 0 skips)\n"
         "  -n N     text generation: N single-token steps with full logits (default 128; 0 skips)\n"
@@ -122,7 +128,9 @@ static void usage(void) {
         "           16-token prompt, N steps (default 1,4,16; at most %d)\n"
         "  -r REPS  repetitions (default 5)\n"
         "  --head   what the decode steps compute: all logits (default, as llama-bench) or the\n"
-        "           top candidates only (what greedy and top-k sampling need)\n",
+        "           top candidates only (what greedy and top-k sampling need)\n"
+        "  --profile after the measured runs, one more of tg and of each B with the time of each\n"
+        "           stage per decode step (to stderr; the figures above exclude it)\n",
         MAX_B);
 }
 
@@ -134,6 +142,9 @@ int cli_speed(int argc, char **argv) {
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage();
             return RF_EXIT_OK;
+        } else if (!strcmp(a, "--profile")) {
+            o.profile = true;
+            continue;
         } else if (!strcmp(a, "--json")) {
             o.json = true;
             continue;
@@ -214,15 +225,21 @@ int cli_speed(int argc, char **argv) {
             if (r >= 0) pp[r] = v;
         }
         if (o.tg) {
-            v = run_decode(c, 1, (int)o.tg, 0, o.head, bos, nv, &err);
+            v = run_decode(c, 1, (int)o.tg, 0, o.head, bos, nv, false, &err);
             ok &= v > 0;
             if (r >= 0) tg[r] = v;
         }
         for (int i = 0; i < o.n_bs && o.tg; i++) {
-            v = run_decode(c, (int)o.bs[i], (int)o.tg, 16, o.head, bos, nv, &err);
+            v = run_decode(c, (int)o.bs[i], (int)o.tg, 16, o.head, bos, nv, false, &err);
             ok &= v > 0;
             if (r >= 0) bd[i][r] = v;
         }
+    }
+    if (ok && o.profile &&
+        o.tg) { /* profiled runs apart, so timing them costs the figures nothing */
+        ok &= run_decode(c, 1, (int)o.tg, 0, o.head, bos, nv, true, &err) > 0;
+        for (int i = 0; i < o.n_bs && ok; i++)
+            ok &= run_decode(c, (int)o.bs[i], (int)o.tg, 16, o.head, bos, nv, true, &err) > 0;
     }
     if (!ok) {
         cli_errorf("speed", "%s", err.msg);
@@ -243,17 +260,19 @@ int cli_speed(int argc, char **argv) {
                (long long)ru.ru_maxrss * 1024, (unsigned long long)rf_context_kv_bytes(c),
                (unsigned long long)rf_gguf_file_size(rf_model_gguf(m)));
         if (o.pp) {
-            printf(", \"pp\": {\"n\": %ld, \"median\": %.3f, \"runs\": [", o.pp, median(pp, reps));
+            printf(", \"pp\": {\"n\": %ld, \"median\": %.3f, \"runs\": [", o.pp,
+                   rf_median(pp, (size_t)reps));
             for (int r = 0; r < reps; r++) printf(r ? ", %.3f" : "%.3f", pp[r]);
             printf("]}");
         }
         if (o.tg) {
-            printf(", \"tg\": {\"n\": %ld, \"median\": %.3f, \"runs\": [", o.tg, median(tg, reps));
+            printf(", \"tg\": {\"n\": %ld, \"median\": %.3f, \"runs\": [", o.tg,
+                   rf_median(tg, (size_t)reps));
             for (int r = 0; r < reps; r++) printf(r ? ", %.3f" : "%.3f", tg[r]);
             printf("]}, \"batched\": [");
             for (int i = 0; i < o.n_bs; i++) {
                 printf("%s{\"b\": %ld, \"median\": %.3f, \"runs\": [", i ? ", " : "", o.bs[i],
-                       median(bd[i], reps));
+                       rf_median(bd[i], (size_t)reps));
                 for (int r = 0; r < reps; r++) printf(r ? ", %.3f" : "%.3f", bd[i][r]);
                 printf("]}");
             }
@@ -263,12 +282,12 @@ int cli_speed(int argc, char **argv) {
     } else {
         printf("model %s, %d threads, %s kernels, medians of %d\n", o.model,
                rf_context_n_threads(c), rf_isa_name(rf_context_isa(c)), reps);
-        if (o.pp) printf("  pp%-5ld %10.2f tok/s\n", o.pp, median(pp, reps));
+        if (o.pp) printf("  pp%-5ld %10.2f tok/s\n", o.pp, rf_median(pp, (size_t)reps));
         if (o.tg) {
-            printf("  tg%-5ld %10.2f tok/s\n", o.tg, median(tg, reps));
+            printf("  tg%-5ld %10.2f tok/s\n", o.tg, rf_median(tg, (size_t)reps));
             for (int i = 0; i < o.n_bs; i++)
                 printf("  B=%-4ld  %10.2f tok/s aggregate (%ld steps)\n", o.bs[i],
-                       median(bd[i], reps), o.tg);
+                       rf_median(bd[i], (size_t)reps), o.tg);
         }
         printf("  peak RSS %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
     }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "model/context.h"
 #include "model/registry.h"
 
 typedef struct verb_entry {
@@ -60,6 +61,19 @@ void cli_errorf(const char *verb, const char *fmt, ...) {
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+void cli_print_profile(const rf_context *c, const char *title) {
+    rf_profile p = rf_context_profile(c);
+    int64_t total = 0;
+    for (int i = 0; i < RF_PROF_COUNT; i++) total += p.ns[i];
+    if (!p.calls || !total) return;
+    fprintf(stderr, "%s (%lld steps, %lld tokens):\n", title, (long long)p.calls,
+            (long long)p.tokens);
+    for (int i = 0; i < RF_PROF_COUNT; i++)
+        fprintf(stderr, "  %-10s %8.3f ms/step %5.1f%%\n", rf_prof_stage_name((rf_prof_stage)i),
+                (double)p.ns[i] / 1e6 / (double)p.calls, 100.0 * (double)p.ns[i] / (double)total);
+    fprintf(stderr, "  %-10s %8.3f ms/step\n", "total", (double)total / 1e6 / (double)p.calls);
 }
 
 int cli_exit_for(rf_status st) {

@@ -496,6 +496,13 @@ rf_status rf_gguf_open_memory(const void *buf, size_t size, const char *name, rf
     return finish_open(g, out, err);
 }
 
+void rf_gguf_prefetch(const rf_gguf *g) {
+    if (!g || !g->mapped || g->size <= g->data_offset) return;
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t start = ((uintptr_t)(g->base + g->data_offset)) & ~(uintptr_t)(page - 1);
+    (void)madvise((void *)start, (size_t)((uintptr_t)(g->base + g->size) - start), MADV_WILLNEED);
+}
+
 void rf_gguf_close(rf_gguf *g) {
     if (!g) return;
     if (g->kv)

@@ -107,6 +107,11 @@ rf_status rf_gguf_open_memory(const void *buf, size_t size, const char *name, rf
 
 void rf_gguf_close(rf_gguf *g);
 
+/* Asks the kernel to read the tensor data in ahead of use (madvise WILLNEED on the mapping;
+ * asynchronous, a hint only): a model that will compute reads its weights now, not on the first
+ * request's page faults. No-op for memory buffers. */
+void rf_gguf_prefetch(const rf_gguf *g);
+
 uint32_t rf_gguf_version(const rf_gguf *g);
 uint64_t rf_gguf_file_size(const rf_gguf *g);
 uint64_t rf_gguf_data_offset(const rf_gguf *g);

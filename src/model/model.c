@@ -66,6 +66,7 @@ rf_status rf_model_load(const char *path, rf_model **out, rf_error *err) {
         goto fail;
     }
     detect_chat(m);
+    rf_gguf_prefetch(m->gguf); /* the weights will be read: start reading them now */
     *out = m;
     return RF_OK;
 fail:
