@@ -78,6 +78,12 @@ void rf_engine_get_info(const rf_engine *e, rf_engine_info *out);
  * failure. add_bos adds the model's BOS when its vocabulary asks for one. */
 int64_t rf_engine_tokenize(const rf_engine *e, const char *text, size_t len, bool add_bos,
                            bool parse_special, int32_t *out, int64_t cap, rf_error *err);
+/* As rf_engine_tokenize into a new array *out (the caller frees it; NULL on failure): one pass
+ * when the text needs at most len + 8 ids (almost always), a second only when it needs more.
+ * Returns the number of ids, -1 on failure (err says why: the tokenizer's error or out of
+ * memory). */
+int64_t rf_engine_tokenize_alloc(const rf_engine *e, const char *text, size_t len, bool add_bos,
+                                 bool parse_special, int32_t **out, rf_error *err);
 /* Decodes ids to text (NUL-terminated when cap > 0); returns the length needed, -1 for a bad id. */
 int64_t rf_engine_detokenize(const rf_engine *e, const int32_t *ids, int64_t n, char *buf,
                              int64_t cap);

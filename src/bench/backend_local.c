@@ -194,22 +194,10 @@ static void local_start(rf_backend *base, rf_bk_request *req) {
         fail_now(req, RF_BK_INVALID, err.msg);
         return;
     }
-    size_t len = strlen(prompt);
-    int64_t cap = (int64_t)len + 8;
-    ids = malloc((size_t)cap * sizeof *ids);
-    int64_t n = ids ? rf_engine_tokenize(b->e, prompt, len, true, true, ids, cap, &err) : -1;
-    if (n > cap && n < (int64_t)1 << 31) { /* spaces may become several byte tokens: retry */
-        int32_t *more = realloc(ids, (size_t)n * sizeof *ids);
-        if (more) {
-            ids = more;
-            cap = n;
-            n = rf_engine_tokenize(b->e, prompt, len, true, true, ids, cap, &err);
-        }
-    }
+    int64_t n = rf_engine_tokenize_alloc(b->e, prompt, strlen(prompt), true, true, &ids, &err);
     free(prompt);
-    if (n < 0 || n > cap) {
-        free(ids);
-        fail_now(req, RF_BK_INTERNAL, n < 0 ? err.msg : "tokenizing the prompt: buffer too small");
+    if (n < 0) {
+        fail_now(req, RF_BK_INTERNAL, err.msg);
         return;
     }
     rf_request_params p = rf_request_default_params();

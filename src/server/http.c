@@ -177,23 +177,6 @@ static rf_oai_timings timings_of(const srv_req *r) {
     return t;
 }
 
-/* Tokenizes text with the engine (caller holds the lock); *out malloc'd (caller frees). */
-static int64_t tokenize_all(rf_engine *e, const char *text, size_t len, bool bos, bool special,
-                            int32_t **out, rf_error *err) {
-    int64_t n = rf_engine_tokenize(e, text, len, bos, special, NULL, 0, err);
-    *out = NULL;
-    if (n < 0) return -1;
-    *out = malloc((size_t)(n > 0 ? n : 1) * sizeof **out);
-    if (!*out) return -1;
-    int64_t m = rf_engine_tokenize(e, text, len, bos, special, *out, n, err);
-    if (m != n) {
-        free(*out);
-        *out = NULL;
-        return -1;
-    }
-    return n;
-}
-
 /* After the final event: false when the generation succeeded, else true with *e filled (503
  * for a request cancelled by the server's shutdown, 500 for an engine failure). */
 static bool gen_failed(const srv_req *r, rf_oai_error *e) {
@@ -310,7 +293,7 @@ static enum MHD_Result submit(srv_req *r, struct MHD_Connection *c, const rf_oai
         }
         text = prompt;
     }
-    int64_t n = tokenize_all(s->e, text, strlen(text), true, true, &ids, &err);
+    int64_t n = rf_engine_tokenize_alloc(s->e, text, strlen(text), true, true, &ids, &err);
     if (n < 0) {
         ret = fail(r, c, 500, NULL, NULL, "tokenizing the prompt: %s", err.msg);
         goto out;
@@ -447,10 +430,10 @@ static enum MHD_Result answer_tokenize(srv_req *r, struct MHD_Connection *c) {
     }
     rf_error err = {0};
     pthread_rwlock_rdlock(&r->s->lock);
-    int64_t n = r->s->e
-                    ? tokenize_all(r->s->e, json_string_value(content), json_string_length(content),
-                                   json_is_true(as), !ps || json_is_true(ps), &ids, &err)
-                    : -2;
+    int64_t n = r->s->e ? rf_engine_tokenize_alloc(r->s->e, json_string_value(content),
+                                                   json_string_length(content), json_is_true(as),
+                                                   !ps || json_is_true(ps), &ids, &err)
+                        : -2;
     pthread_rwlock_unlock(&r->s->lock);
     if (n < 0) {
         ret = n == -2 ? fail(r, c, 503, NULL, "server_unavailable", "the model is loading")
