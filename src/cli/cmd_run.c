@@ -123,23 +123,14 @@ static bool parse_args(int argc, char **argv, run_opts *o, int *rc) {
     return true;
 }
 
-/* Tokenizes text into a growing id array. */
+/* Tokenizes text into *ids (replacing what it held). */
 static rf_status tokenize(const rf_tokenizer *tok, const char *text, int32_t **ids, int64_t *n,
                           rf_error *err) {
-    size_t len = strlen(text);
-    int64_t cap = (int64_t)len + 8;
-    int32_t *p = realloc(*ids, (size_t)cap * sizeof *p);
-    if (!p) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    int32_t *p = NULL;
+    int64_t got = rf_tokenizer_encode_alloc(tok, text, strlen(text), true, true, &p, err);
+    if (got < 0) return err->code ? err->code : RF_ERR_INTERNAL;
+    free(*ids);
     *ids = p;
-    int64_t got = rf_tokenizer_encode(tok, text, len, true, true, p, cap, err);
-    if (got > cap && got < (int64_t)1 << 31) { /* spaces may become several byte tokens: retry */
-        p = realloc(*ids, (size_t)got * sizeof *p);
-        if (!p) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-        *ids = p;
-        cap = got;
-        got = rf_tokenizer_encode(tok, text, len, true, true, p, cap, err);
-    }
-    if (got < 0 || got > cap) return err->code ? err->code : RF_ERR_INTERNAL;
     *n = got;
     return RF_OK;
 }

@@ -70,19 +70,9 @@ int cli_tokenize(int argc, char **argv) {
         rc = cli_exit_for(st);
         goto out;
     }
-    int64_t cap = (int64_t)len + 8;
-    ids = malloc((size_t)cap * sizeof *ids);
-    int64_t n = ids ? rf_tokenizer_encode(tok, text, len, bos, parse_special, ids, cap, &err) : -1;
-    if (n > cap && n < (int64_t)1 << 31) { /* spaces may become several byte tokens: retry */
-        int32_t *more = realloc(ids, (size_t)n * sizeof *ids);
-        if (more) {
-            ids = more;
-            cap = n;
-            n = rf_tokenizer_encode(tok, text, len, bos, parse_special, ids, cap, &err);
-        }
-    }
-    if (n < 0 || n > cap) {
-        cli_errorf("tokenize", "%s", n < 0 ? err.msg : "token buffer too small");
+    int64_t n = rf_tokenizer_encode_alloc(tok, text, len, bos, parse_special, &ids, &err);
+    if (n < 0) {
+        cli_errorf("tokenize", "%s", err.msg);
         rc = RF_EXIT_FAIL;
         goto out;
     }

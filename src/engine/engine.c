@@ -208,34 +208,8 @@ int64_t rf_engine_tokenize(const rf_engine *e, const char *text, size_t len, boo
 
 int64_t rf_engine_tokenize_alloc(const rf_engine *e, const char *text, size_t len, bool add_bos,
                                  bool parse_special, int32_t **out, rf_error *err) {
-    *out = NULL;
-    if (len > (size_t)INT32_MAX) {
-        rf_error_set(err, RF_ERR_ARG, "text of %zu bytes: too long to tokenize", len);
-        return -1;
-    }
-    int64_t cap = (int64_t)len + 8; /* bytes + BOS: enough unless a byte becomes several ids */
-    int32_t *ids = malloc((size_t)cap * sizeof *ids);
-    int64_t n = ids ? rf_engine_tokenize(e, text, len, add_bos, parse_special, ids, cap, err) : -1;
-    if (n > cap) {
-        int32_t *more = realloc(ids, (size_t)n * sizeof *ids);
-        if (more) {
-            ids = more;
-            cap = n;
-            n = rf_engine_tokenize(e, text, len, add_bos, parse_special, ids, cap, err);
-        } else {
-            n = -1;
-        }
-    }
-    if (!ids || n > cap) {
-        rf_error_set(err, RF_ERR_NOMEM, "out of memory tokenizing %zu bytes", len);
-        n = -1;
-    }
-    if (n < 0) {
-        free(ids);
-        return -1;
-    }
-    *out = ids;
-    return n;
+    return rf_tokenizer_encode_alloc(rf_model_tokenizer(e->model), text, len, add_bos,
+                                     parse_special, out, err);
 }
 
 int64_t rf_engine_detokenize(const rf_engine *e, const int32_t *ids, int64_t n, char *buf,

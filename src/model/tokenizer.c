@@ -1042,6 +1042,43 @@ int64_t rf_tokenizer_encode(const rf_tokenizer *t, const char *text, size_t len,
     return o.n;
 }
 
+int64_t rf_tokenizer_encode_alloc(const rf_tokenizer *t, const char *text, size_t len,
+                                  bool add_special, bool parse_special, int32_t **out,
+                                  rf_error *err) {
+    *out = NULL;
+    if (len > (size_t)INT32_MAX) {
+        rf_error_set(err, RF_ERR_ARG, "text of %zu bytes: too long to tokenize", len);
+        return -1;
+    }
+    int64_t cap = (int64_t)len + 8; /* a byte per id and BOS/EOS: short only when a byte becomes
+                                       several ids */
+    int32_t *ids = malloc((size_t)cap * sizeof *ids);
+    if (!ids) goto oom;
+    int64_t n = rf_tokenizer_encode(t, text, len, add_special, parse_special, ids, cap, err);
+    if (n > cap) {
+        int32_t *more = realloc(ids, (size_t)n * sizeof *ids);
+        if (!more) goto oom;
+        ids = more;
+        cap = n;
+        n = rf_tokenizer_encode(t, text, len, add_special, parse_special, ids, cap, err);
+        if (n > cap) {
+            free(ids);
+            rf_error_set(err, RF_ERR_INTERNAL, "tokenizing %zu bytes: the count changed", len);
+            return -1;
+        }
+    }
+    if (n < 0) {
+        free(ids);
+        return -1;
+    }
+    *out = ids;
+    return n;
+oom:
+    free(ids);
+    rf_error_set(err, RF_ERR_NOMEM, "out of memory tokenizing %zu bytes", len);
+    return -1;
+}
+
 /* ---- decoding ---------------------------------------------------------------------------- */
 
 static int32_t copy_out(const char *src, size_t n, char *buf, int32_t cap) {

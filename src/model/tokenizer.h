@@ -77,6 +77,12 @@ bool rf_tokenizer_add_eos(const rf_tokenizer *t);
  * add_special, EOS is also appended when the vocabulary says add_eos (llama.cpp does). */
 int64_t rf_tokenizer_encode(const rf_tokenizer *t, const char *text, size_t len, bool add_special,
                             bool parse_special, int32_t *out, int64_t cap, rf_error *err);
+/* As rf_tokenizer_encode into a new array *out (the caller frees it; NULL on failure): one pass
+ * when the text needs at most len + 8 ids (almost always), a second only when it needs more.
+ * Returns the number of ids, or -1 with err set (the encoder's error, or out of memory). */
+int64_t rf_tokenizer_encode_alloc(const rf_tokenizer *t, const char *text, size_t len,
+                                  bool add_special, bool parse_special, int32_t **out,
+                                  rf_error *err);
 
 /* The bytes one token decodes to. special: render control tokens' text (e.g. "<end_of_turn>");
  * otherwise they decode to nothing. Writes at most cap bytes (no NUL) and returns the piece's

@@ -795,12 +795,20 @@ static void test_work(void) {
 
 /* ---- the real vocabularies against llama.cpp --------------------------------------------- */
 
+/* The ids of s, through rf_tokenizer_encode_alloc, checked against a count-then-fill pair of
+ * rf_tokenizer_encode calls. */
 static int64_t encode_case(const rf_tokenizer *t, const char *s, size_t len, int32_t **ids) {
     rf_error err = {0};
-    int64_t n = rf_tokenizer_encode(t, s, len, true, true, NULL, 0, &err);
+    int64_t n = rf_tokenizer_encode_alloc(t, s, len, true, true, ids, &err);
     if (n < 0) return -1;
-    *ids = xmalloc((size_t)(n + 1) * sizeof **ids);
-    return rf_tokenizer_encode(t, s, len, true, true, *ids, n, &err);
+    int64_t count = rf_tokenizer_encode(t, s, len, true, true, NULL, 0, &err);
+    int32_t *two = xmalloc((size_t)(count + 1) * sizeof *two);
+    int64_t filled = rf_tokenizer_encode(t, s, len, true, true, two, count, &err);
+    CHECK_MSG(count == n && filled == n && !memcmp(two, *ids, (size_t)n * sizeof *two),
+              "encode_alloc: %lld ids, count-then-fill %lld/%lld", (long long)n, (long long)count,
+              (long long)filled);
+    free(two);
+    return n;
 }
 
 typedef struct thread_arg {
