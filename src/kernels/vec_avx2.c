@@ -20,7 +20,10 @@ static inline float hsum8(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-float rf_avx2_dot_f32_f16(const float *x, const uint16_t *h, int n) {
+/* A dot of f32 x with a row of f16 h (rf_avx2_dot_f32_f16 and each row of
+ * rf_avx2_dot_f32_f16_rows): rf_avx2_dot_f32's sequence (four chains of 8 lanes over
+ * blocks of 32, then one over 8, the same final sums) on the widened row. */
+static inline float dot_row_f16(const float *x, const uint16_t *h, int n) {
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
     __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
     int i = 0;
@@ -34,6 +37,10 @@ float rf_avx2_dot_f32_f16(const float *x, const uint16_t *h, int n) {
     float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
     for (; i < n; i++) s += x[i] * rf_f16_to_f32(h[i]);
     return s;
+}
+
+float rf_avx2_dot_f32_f16(const float *x, const uint16_t *h, int n) {
+    return dot_row_f16(x, h, n);
 }
 
 void rf_avx2_axpy_f16(float *acc, const uint16_t *h, float a, int n) {
@@ -91,24 +98,6 @@ void rf_avx2_axpy_f32(float *acc, const float *x, float a, int n) {
         _mm256_storeu_ps(acc + i,
                          _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(acc + i)));
     for (; i < n; i++) acc[i] += a * x[i];
-}
-
-/* One row of rf_avx2_dot_f32_f16_rows: rf_avx2_dot_f32's sequence (four chains of 8 lanes over
- * blocks of 32, then one over 8, the same final sums) on the widened row. */
-static inline float dot_row_f16(const float *x, const uint16_t *h, int n) {
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-    int i = 0;
-    for (; i + 32 <= n; i += 32) {
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), ld_h8(h + i), a0);
-        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8), ld_h8(h + i + 8), a1);
-        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 16), ld_h8(h + i + 16), a2);
-        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 24), ld_h8(h + i + 24), a3);
-    }
-    for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), ld_h8(h + i), a0);
-    float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-    for (; i < n; i++) s += x[i] * rf_f16_to_f32(h[i]);
-    return s;
 }
 
 void rf_avx2_dot_f32_f16_rows(const float *x, const uint16_t *h, size_t h_stride, int n_rows, int n,
