@@ -904,35 +904,6 @@ static bool valid_utf8(const char *p, size_t n) {
     return true;
 }
 
-/* Our ids for c, or -1 on error. */
-static int64_t encode_case(const rf_tokenizer *t, const ref_case *c, int32_t **ids) {
-    rf_error err = {0};
-    int64_t n = rf_tokenizer_encode(t, c->text, c->len, true, true, NULL, 0, &err);
-    if (n < 0) return -1;
-    *ids = malloc((size_t)(n + 1) * sizeof **ids);
-    return rf_tokenizer_encode(t, c->text, c->len, true, true, *ids, n, &err);
-}
-
-typedef struct thread_arg {
-    const rf_tokenizer *t;
-    const ref_case *cases;
-    size_t n;
-    int mismatches;
-} thread_arg;
-
-static void *thread_main(void *p) {
-    thread_arg *a = p;
-    for (int rep = 0; rep < 3; rep++)
-        for (size_t i = 0; i < a->n; i++) {
-            int32_t *ids = NULL;
-            int64_t n = encode_case(a->t, &a->cases[i], &ids);
-            if (n != a->cases[i].n || memcmp(ids, a->cases[i].ids, (size_t)n * sizeof *ids) != 0)
-                a->mismatches++;
-            free(ids);
-        }
-    return NULL;
-}
-
 static void test_real_model(const char *model_path) {
     const char *data = getenv("ROOFLINE_TEST_DATA");
     char path[4096];
@@ -985,7 +956,7 @@ static void test_real_model(const char *model_path) {
     for (size_t i = 0; i < n_cases; i++) {
         const ref_case *c = &cases[i];
         int32_t *ids = NULL;
-        int64_t n = encode_case(t, c, &ids);
+        int64_t n = ref_encode(t, c->text, c->len, &ids);
         bool same = n == c->n && memcmp(ids, c->ids, (size_t)n * sizeof *ids) == 0;
         matched += same;
         g_check_count++;
@@ -1034,10 +1005,10 @@ static void test_real_model(const char *model_path) {
 
     /* The same strings from four threads at once. */
     pthread_t th[4];
-    thread_arg ta[4];
+    ref_thread_arg ta[4];
     for (int i = 0; i < 4; i++) {
-        ta[i] = (thread_arg){t, cases, n_cases, 0};
-        pthread_create(&th[i], NULL, thread_main, &ta[i]);
+        ta[i] = (ref_thread_arg){t, cases, n_cases, 0};
+        pthread_create(&th[i], NULL, ref_thread_main, &ta[i]);
     }
     for (int i = 0; i < 4; i++) {
         pthread_join(th[i], NULL);

@@ -795,42 +795,6 @@ static void test_work(void) {
 
 /* ---- the real vocabularies against llama.cpp --------------------------------------------- */
 
-/* The ids of s, through rf_tokenizer_encode_alloc, checked against a count-then-fill pair of
- * rf_tokenizer_encode calls. */
-static int64_t encode_case(const rf_tokenizer *t, const char *s, size_t len, int32_t **ids) {
-    rf_error err = {0};
-    int64_t n = rf_tokenizer_encode_alloc(t, s, len, true, true, ids, &err);
-    if (n < 0) return -1;
-    int64_t count = rf_tokenizer_encode(t, s, len, true, true, NULL, 0, &err);
-    int32_t *two = xmalloc((size_t)(count + 1) * sizeof *two);
-    int64_t filled = rf_tokenizer_encode(t, s, len, true, true, two, count, &err);
-    CHECK_MSG(count == n && filled == n && !memcmp(two, *ids, (size_t)n * sizeof *two),
-              "encode_alloc: %lld ids, count-then-fill %lld/%lld", (long long)n, (long long)count,
-              (long long)filled);
-    free(two);
-    return n;
-}
-
-typedef struct thread_arg {
-    const rf_tokenizer *t;
-    const ref_case *cases;
-    size_t n;
-    int mismatches;
-} thread_arg;
-
-static void *thread_main(void *p) {
-    thread_arg *a = p;
-    for (int rep = 0; rep < 3; rep++)
-        for (size_t i = 0; i < a->n; i++) {
-            int32_t *ids = NULL;
-            int64_t n = encode_case(a->t, a->cases[i].text, a->cases[i].len, &ids);
-            if (n != a->cases[i].n || memcmp(ids, a->cases[i].ids, (size_t)n * sizeof *ids) != 0)
-                a->mismatches++;
-            free(ids);
-        }
-    return NULL;
-}
-
 /* What llama.cpp makes of the text before splitting (bad bytes to U+FFFD): the split hook's
  * normalised text, whose rules test_splits and test_unicode pin down. */
 static char *normalised(const char *pre, const char *s, size_t len, size_t *out_len) {
@@ -949,7 +913,7 @@ static void test_real_model(const char *path, const model_facts *mf) {
     for (size_t i = 0; i < n_cases; i++) {
         const ref_case *c = &cases[i];
         int32_t *ids = NULL;
-        int64_t n = encode_case(t, c->text, c->len, &ids);
+        int64_t n = ref_encode(t, c->text, c->len, &ids);
         bool same = n == c->n && memcmp(ids, c->ids, (size_t)n * sizeof *ids) == 0;
         matched += same;
         g_check_count++;
@@ -997,10 +961,10 @@ static void test_real_model(const char *path, const model_facts *mf) {
 
     /* The same strings from four threads at once. */
     pthread_t th[4];
-    thread_arg ta[4];
+    ref_thread_arg ta[4];
     for (int i = 0; i < 4; i++) {
-        ta[i] = (thread_arg){t, cases, n_cases, 0};
-        pthread_create(&th[i], NULL, thread_main, &ta[i]);
+        ta[i] = (ref_thread_arg){t, cases, n_cases, 0};
+        pthread_create(&th[i], NULL, ref_thread_main, &ta[i]);
     }
     for (int i = 0; i < 4; i++) {
         pthread_join(th[i], NULL);

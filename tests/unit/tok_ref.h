@@ -4,6 +4,7 @@
 #ifndef ROOFLINE_TESTS_TOK_REF_H
 #define ROOFLINE_TESTS_TOK_REF_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <sys/types.h>
 
 #include "check.h"
+#include "model/tokenizer.h"
 
 typedef struct ref_case {
     char *text;
@@ -91,6 +93,42 @@ static void print_escaped(const char *s, size_t n) {
             fputc(c, stderr);
     }
     fputs(n > 200 ? "...\"" : "\"", stderr);
+}
+
+/* Our ids for s through rf_tokenizer_encode_alloc (*ids malloc'd, the caller frees), -1 on an
+ * error, -2 when a count-then-fill pair of rf_tokenizer_encode calls gives other ids. Uses no
+ * CHECK, so threads may call it. */
+static int64_t ref_encode(const rf_tokenizer *t, const char *s, size_t len, int32_t **ids) {
+    rf_error err = {0};
+    int64_t n = rf_tokenizer_encode_alloc(t, s, len, true, true, ids, &err);
+    if (n < 0) return -1;
+    int64_t count = rf_tokenizer_encode(t, s, len, true, true, NULL, 0, &err);
+    int32_t *two = xmalloc((size_t)(count + 1) * sizeof *two);
+    int64_t filled = rf_tokenizer_encode(t, s, len, true, true, two, count, &err);
+    bool same = count == n && filled == n && !memcmp(two, *ids, (size_t)n * sizeof *two);
+    free(two);
+    return same ? n : -2;
+}
+
+/* A thread's share of the concurrency check: every case, three times, against its ids. */
+typedef struct ref_thread_arg {
+    const rf_tokenizer *t;
+    const ref_case *cases;
+    size_t n;
+    int mismatches;
+} ref_thread_arg;
+
+static void *ref_thread_main(void *p) {
+    ref_thread_arg *a = p;
+    for (int rep = 0; rep < 3; rep++)
+        for (size_t i = 0; i < a->n; i++) {
+            int32_t *ids = NULL;
+            int64_t n = ref_encode(a->t, a->cases[i].text, a->cases[i].len, &ids);
+            if (n != a->cases[i].n || memcmp(ids, a->cases[i].ids, (size_t)n * sizeof *ids) != 0)
+                a->mismatches++;
+            free(ids);
+        }
+    return NULL;
 }
 
 #endif
