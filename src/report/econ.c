@@ -111,9 +111,8 @@ static json_t *roofline_of(const rf_catalog *cat, const rf_run *r, const rf_benc
     } else if (facts) {
         rf_token_read tr = rf_model_facts_token_read(facts, ctx, RF_KV_F16);
         bytes = tr.total > 0 ? (double)tr.total : NAN;
-        int n = snprintf(by_src, sizeof by_src, "%.300s at context %d (KV f16%s)", facts->path, ctx,
-                         tr.kv_known ? "" : ": geometry unknown, KV not counted");
-        (void)n;
+        snprintf(by_src, sizeof by_src, "%.300s at context %d (KV f16%s)", facts->path, ctx,
+                 tr.kv_known ? "" : ": geometry unknown, KV not counted");
     } else if (facts_err && facts_err[0]) {
         snprintf(by_src, sizeof by_src, "unknown: %s", facts_err);
     }
