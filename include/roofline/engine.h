@@ -126,6 +126,19 @@ void rf_reply_free(rf_reply *r);
 #define RF_MAX_STOPS    8
 #define RF_MAX_STOP_LEN 128
 
+#define RF_MAX_TOP_LOGPROBS 20
+
+/* How a request's tools (tools_json) constrain its output. */
+typedef enum rf_tool_choice {
+    RF_TOOL_CHOICE_NONE = 0, /* not constrained (the tools are only described in the prompt) */
+    RF_TOOL_CHOICE_AUTO,     /* free text; once the model opens a call in its own format, the
+                              * rest of the call is constrained to a declared tool's name and
+                              * its parameters' schema */
+    RF_TOOL_CHOICE_REQUIRED, /* the reply is a call to a declared tool (several when
+                              * parallel_tool_calls) */
+    RF_TOOL_CHOICE_NAMED,    /* the reply is a call to tool_name */
+} rf_tool_choice;
+
 typedef struct rf_request_params {
     float temperature; /* <= 0: greedy */
     int32_t top_k;     /* 0: off */
@@ -134,9 +147,29 @@ typedef struct rf_request_params {
     int32_t max_tokens;             /* -1: until end of generation or the context is full */
     bool ignore_eos;                /* keep generating through end-of-generation tokens */
     const char *stop[RF_MAX_STOPS]; /* stop strings (NULL-terminated list, copied) */
+    /* OpenAI's penalties over the tokens generated so far: a token's logit drops by
+     * presence_penalty once it has appeared and by frequency_penalty per appearance */
+    float presence_penalty;  /* [-2, 2]; 0: off */
+    float frequency_penalty; /* [-2, 2]; 0: off */
+    int32_t logprobs; /* -1: none; 0..RF_MAX_TOP_LOGPROBS: each token event carries the token's
+                       * log-probability under the model (before temperature and penalties)
+                       * and that many most likely alternatives */
+    /* structured output (strings copied at submit) */
+    const char *json_schema;    /* non-NULL: the output is one JSON value matching this JSON
+                                 * Schema (JSON text); "{\"type\":\"object\"}" is OpenAI's
+                                 * json_object mode */
+    const char *tools_json;     /* the OpenAI "tools" array as JSON text, for tool_choice */
+    rf_tool_choice tool_choice; /* RF_TOOL_CHOICE_NONE unless tools_json is set */
+    const char *tool_name;      /* RF_TOOL_CHOICE_NAMED: the function to call */
+    bool parallel_tool_calls;   /* AUTO and REQUIRED: more than one call may follow */
 } rf_request_params;
 
-rf_request_params rf_request_default_params(void); /* greedy, max_tokens 256 */
+rf_request_params rf_request_default_params(void); /* greedy, max_tokens 256, logprobs -1 */
+
+/* Checks a request's parameters as rf_engine_submit does, without queueing anything: RF_OK, or
+ * RF_ERR_ARG naming the parameter out of range, or RF_ERR_UNSUPPORTED naming the part of a
+ * schema (or of a tool's parameters) that the constraint engine cannot enforce. */
+rf_status rf_engine_check_request(const rf_engine *e, const rf_request_params *p, rf_error *err);
 
 typedef enum rf_finish {
     RF_FINISH_NONE = 0,  /* not finished: a token event */
@@ -161,7 +194,14 @@ typedef struct rf_event {
     int32_t n_prompt;
     int32_t n_generated;
     int64_t t_submit_ns, t_admit_ns, t_first_ns; /* queued at, admitted to a slot at, first token */
+    int32_t n_cached; /* prompt tokens whose KV came from the prefix cache, not computed */
     const char *error;
+    /* logprobs >= 0: the token's log-probability and the most likely alternatives (borrowed
+     * for the callback; n_top is 0 otherwise) */
+    float logprob;
+    int32_t n_top;
+    const int32_t *top_ids;
+    const float *top_logprobs;
 } rf_event;
 
 typedef void (*rf_event_fn)(void *user, const rf_event *ev);
@@ -188,6 +228,9 @@ typedef struct rf_engine_stats {
     uint64_t steps, prompt_tokens, generated_tokens;
     uint64_t finished[5]; /* by rf_finish */
     uint64_t refused_busy;
+    uint64_t prefix_queries; /* prompt tokens admitted (looked up in the prefix cache) */
+    uint64_t prefix_hits;    /* of those, tokens whose KV was reused */
+    int64_t kv_cached;       /* positions kept by idle slots for prefix reuse */
 } rf_engine_stats;
 
 void rf_engine_get_stats(rf_engine *e, rf_engine_stats *out);

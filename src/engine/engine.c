@@ -26,6 +26,7 @@ rf_request_params rf_request_default_params(void) {
     p.top_k = 40;
     p.top_p = 1.0f;
     p.max_tokens = 256;
+    p.logprobs = -1;
     return p;
 }
 
@@ -239,6 +240,32 @@ rf_status rf_engine_chat_prompt(const rf_engine *e, const rf_message *msgs, size
     return RF_OK;
 }
 
+rf_status rf_engine_check_request(const rf_engine *e, const rf_request_params *p, rf_error *err) {
+    (void)e;
+    if (p->max_tokens < -1 || p->max_tokens == 0)
+        return rf_error_set(err, RF_ERR_ARG, "max_tokens %d must be positive (or -1)",
+                            p->max_tokens);
+    rf_sampler_params sp = {p->temperature, p->top_k, p->top_p, p->seed};
+    rf_status st = rf_sampler_check(&sp, err);
+    if (st) return st;
+    if (!(p->presence_penalty >= -2.0f && p->presence_penalty <= 2.0f))
+        return rf_error_set(err, RF_ERR_ARG, "presence_penalty %g is not in [-2, 2]",
+                            (double)p->presence_penalty);
+    if (!(p->frequency_penalty >= -2.0f && p->frequency_penalty <= 2.0f))
+        return rf_error_set(err, RF_ERR_ARG, "frequency_penalty %g is not in [-2, 2]",
+                            (double)p->frequency_penalty);
+    if (p->logprobs < -1 || p->logprobs > RF_MAX_TOP_LOGPROBS)
+        return rf_error_set(err, RF_ERR_ARG, "logprobs %d is not in [-1, %d]", p->logprobs,
+                            RF_MAX_TOP_LOGPROBS);
+    if (p->presence_penalty != 0.0f || p->frequency_penalty != 0.0f || p->logprobs >= 0)
+        return rf_error_set(err, RF_ERR_UNSUPPORTED,
+                            "penalties and logprobs are not supported yet");
+    if (p->json_schema || p->tool_choice != RF_TOOL_CHOICE_NONE)
+        return rf_error_set(err, RF_ERR_UNSUPPORTED,
+                            "constrained output (json_schema, tool_choice) is not supported yet");
+    return RF_OK;
+}
+
 rf_status rf_engine_submit(rf_engine *e, const int32_t *prompt, int32_t n_prompt,
                            const rf_request_params *p, rf_event_fn fn, void *user, uint64_t *id,
                            rf_error *err) {
@@ -249,11 +276,7 @@ rf_status rf_engine_submit(rf_engine *e, const int32_t *prompt, int32_t n_prompt
         if (prompt[i] < 0 || prompt[i] >= n_vocab)
             return rf_error_set(err, RF_ERR_ARG, "prompt token %d: id %d is not in [0, %d)", i,
                                 prompt[i], n_vocab);
-    if (p->max_tokens < -1 || p->max_tokens == 0)
-        return rf_error_set(err, RF_ERR_ARG, "max_tokens %d must be positive (or -1)",
-                            p->max_tokens);
-    rf_sampler_params sp = {p->temperature, p->top_k, p->top_p, p->seed};
-    rf_status st = rf_sampler_check(&sp, err);
+    rf_status st = rf_engine_check_request(e, p, err);
     if (st) return st;
     int64_t need = (int64_t)n_prompt + (p->max_tokens < 0 ? 1 : p->max_tokens);
     if (need > e->p.n_ctx || need > e->p.kv_budget)
@@ -286,6 +309,7 @@ rf_status rf_engine_submit(rf_engine *e, const int32_t *prompt, int32_t n_prompt
         memcpy(r->stops[r->n_stops++], p->stop[i], n + 1);
     }
     memset(r->p.stop, 0, sizeof r->p.stop);
+    r->p.json_schema = r->p.tools_json = r->p.tool_name = NULL; /* borrowed: not kept */
     /* unbounded requests reserve the whole context */
     r->reserve = p->max_tokens < 0 ? e->p.n_ctx : need;
     if (r->reserve > e->p.kv_budget) r->reserve = e->p.kv_budget;
