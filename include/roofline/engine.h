@@ -121,6 +121,12 @@ rf_status rf_engine_parse_reply(const rf_engine *e, const char *text, size_t len
                                 const char *tools_json, rf_reply *out, rf_error *err);
 void rf_reply_free(rf_reply *r);
 
+/* How this model writes a tool call, for a reader that splits a reply while it streams: the
+ * texts a call is written between (e.g. "<tool_call>" and "</tool_call>"), or both NULL when
+ * the model's call is a bare JSON object that is the whole reply. Either way the call is an
+ * object {"name": ..., "arguments" (or "parameters"): {...}}. Static strings. */
+void rf_engine_tool_markers(const rf_engine *e, const char **open, const char **close);
+
 /* ---- requests ---- */
 
 #define RF_MAX_STOPS    8

@@ -20,6 +20,7 @@ typedef struct run_opts {
     unsigned long long seed;
     bool seed_set;
     bool profile;
+    bool ignore_eos;
     int isa;
     const char *chat_template; /* --chat-template: force a family */
 } run_opts;
@@ -32,7 +33,7 @@ typedef struct run_stats {
 static void usage(void) {
     printf("usage: roofline run [-m MODEL] [-p PROMPT] [--chat] [--system TEXT] [-n N] [--temp T]\n"
            "                    [--top-k K] [--top-p P] [--seed S] [-t THREADS] [-c CTX]\n"
-           "                    [--kernels scalar|avx2|avx512|neon]\n"
+           "                    [--kernels scalar|avx2|avx512|neon] [--ignore-eos] [--profile]\n"
            "Streams the generated text to stdout; prompt tokens, generated tokens, prefill and\n"
            "decode tok/s go to stderr at the end.\n"
            "  -m MODEL     GGUF file (default: the embedded model, %s)\n"
@@ -50,6 +51,7 @@ static void usage(void) {
            "  -t THREADS   threads (default: physical cores)\n"
            "  -c CTX       context size in tokens (default 4096)\n"
            "  --kernels K  kernel set (default: the best this CPU runs)\n"
+           "  --ignore-eos keep generating through end-of-turn tokens (for timing)\n"
            "  --profile    after the run, where decode time went, per stage\n",
            cli_default_model());
 }
@@ -70,6 +72,9 @@ static bool parse_args(int argc, char **argv, run_opts *o, int *rc) {
             continue;
         } else if (!strcmp(a, "--profile")) {
             o->profile = true;
+            continue;
+        } else if (!strcmp(a, "--ignore-eos")) {
+            o->ignore_eos = true;
             continue;
         }
         if (!v) {
@@ -188,7 +193,8 @@ out:
 /* Samples and streams up to n_predict tokens after the prompt already in the cache; appends
  * them to *hist when hist is not NULL. */
 static rf_status generate(rf_context *c, rf_sampler *smp, const rf_tokenizer *tok, long n_predict,
-                          run_stats *stats, int32_t **hist, int64_t *n_hist, rf_error *err) {
+                          bool ignore_eos, run_stats *stats, int32_t **hist, int64_t *n_hist,
+                          rf_error *err) {
     const int32_t n_ctx = rf_context_n_ctx(c);
     char piece[256];
     int64_t t0 = rf_now_ns();
@@ -198,7 +204,7 @@ static rf_status generate(rf_context *c, rf_sampler *smp, const rf_tokenizer *to
         rf_status sst = sample(c, smp, &id, err);
         if (sst) return sst;
         stats->n_gen++;
-        if (rf_tokenizer_is_eog(tok, id)) break;
+        if (!ignore_eos && rf_tokenizer_is_eog(tok, id)) break;
         int32_t len = rf_tokenizer_piece(tok, id, false, piece, (int32_t)sizeof piece);
         if (len > 0)
             fwrite(piece, 1, (size_t)(len < (int32_t)sizeof piece ? len : (int32_t)sizeof piece),
@@ -268,7 +274,9 @@ static int run_once(rf_context *c, rf_sampler *smp, const rf_model *m, const run
         stats.prefill_ns = rf_now_ns() - t0;
         if (o->profile) rf_context_profile_enable(c, 1);
     }
-    if (!st) st = generate(c, smp, rf_model_tokenizer(m), o->n_predict, &stats, NULL, NULL, &err);
+    if (!st)
+        st = generate(c, smp, rf_model_tokenizer(m), o->n_predict, o->ignore_eos, &stats, NULL,
+                      NULL, &err);
     if (st) {
         cli_errorf("run", "%s", err.msg);
     } else {
@@ -341,7 +349,7 @@ static int run_chat(rf_context *c, rf_sampler *smp, const rf_model *m, const run
         memcpy(cached, ids, (size_t)n_ids * sizeof *ids);
         n_cached = n_ids;
         int64_t before = n_cached;
-        st = generate(c, smp, tok, o->n_predict, &s, &cached, &n_cached, &err);
+        st = generate(c, smp, tok, o->n_predict, o->ignore_eos, &s, &cached, &n_cached, &err);
         if (st) break;
         /* The reply (as decoded text) becomes the model turn; the cache holds all but the last
          * sampled token, so the next turn re-renders and re-prefills from the divergence. */

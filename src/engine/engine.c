@@ -382,6 +382,10 @@ rf_status rf_engine_parse_reply(const rf_engine *e, const char *text, size_t len
     return RF_OK;
 }
 
+void rf_engine_tool_markers(const rf_engine *e, const char **open, const char **close) {
+    rf_toolcall_markers(rf_model_chat_template(e->model)->family, open, close);
+}
+
 void rf_reply_free(rf_reply *r) {
     for (int32_t i = 0; r->calls && i < r->n_calls; i++) {
         free(r->calls[i].name);

@@ -127,11 +127,19 @@ static char *trimmed(const char *text, size_t a, size_t b) {
     return a < b ? strndup(text + a, b - a) : NULL;
 }
 
+static const char qwen_open[] = "<tool_call>", qwen_close[] = "</tool_call>";
+
+void rf_toolcall_markers(int family, const char **open, const char **close) {
+    bool tagged = family == RF_CHAT_QWEN;
+    *open = tagged ? qwen_open : NULL;
+    *close = tagged ? qwen_close : NULL;
+}
+
 /* Qwen's <tool_call> blocks: each holds {"name": ..., "arguments": {...}}. */
 static rf_status parse_tagged(const char *text, size_t len, const char *tools_json,
                               rf_toolcalls *out, bool *found) {
-    static const char open_tag[] = "<tool_call>", close_tag[] = "</tool_call>";
-    const size_t lo = sizeof open_tag - 1, lc = sizeof close_tag - 1;
+    const char *open_tag = qwen_open, *close_tag = qwen_close;
+    const size_t lo = sizeof qwen_open - 1, lc = sizeof qwen_close - 1;
     rf_buf content;
     rf_buf_init(&content, 0);
     rf_status st = RF_OK;

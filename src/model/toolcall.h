@@ -58,6 +58,12 @@ typedef struct rf_toolcalls {
     char *content; /* the reply's text outside the calls (trimmed), or NULL */
 } rf_toolcalls;
 
+/* The texts a family's call is written between: qwen "<tool_call>" and "</tool_call>" (a block
+ * holding {"name": ..., "arguments": {...}}); families without tags (gemma, chatml): both NULL,
+ * the call being a bare JSON object {"name": ..., "parameters": {...}} as the whole reply. The
+ * strings are static. */
+void rf_toolcall_markers(int family, const char **open, const char **close);
+
 /* Parses a reply of a model of chat family `family` (an rf_chat_family) against tools_json.
  * Never fails on the reply's content (a reply that is not a call is a plain answer); returns
  * RF_ERR_NOMEM only. */
