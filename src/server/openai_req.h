@@ -73,6 +73,12 @@ typedef struct rf_oai_limits {
  * 400, or 404 for an unknown model) and *out left zeroed. */
 rf_status rf_oai_parse(rf_oai_kind kind, const char *body, size_t len, const rf_oai_limits *lim,
                        rf_oai_req *out, rf_oai_error *e);
+/* rf_oai_parse with flags: RF_OAI_ACCEPT_UNSUPPORTED accepts (and leaves to the caller) the
+ * fields refused above as not supported yet: tools, tool_choice, response_format, logprobs,
+ * top_logprobs (the bench's fake backend answers tool calls itself). */
+#define RF_OAI_ACCEPT_UNSUPPORTED 1u
+rf_status rf_oai_parse_ex(rf_oai_kind kind, const char *body, size_t len, const rf_oai_limits *lim,
+                          unsigned flags, rf_oai_req *out, rf_oai_error *e);
 void rf_oai_req_free(rf_oai_req *r);
 
 /* The engine's parameters for a parsed request (stop strings borrowed from r). */
