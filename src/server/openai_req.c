@@ -201,8 +201,9 @@ static rf_status parse_stop(rf_oai_req *r, rf_oai_error *e) {
 /* Fields we do not implement yet: refused rather than silently ignored. */
 static rf_status refuse_unsupported(const json_t *root, rf_oai_error *e) {
     const json_t *v = json_object_get(root, "tools");
-    if (v && !json_is_null(v) && !(json_is_array(v) && json_array_size(v) == 0))
-        return unsupported(e, "tools");
+    if (json_is_array(v) && json_array_size(v) == 0) /* as OpenAI: leave it out for no tools */
+        return bad(e, "tools", "'tools' must not be empty (leave it out for no tools)");
+    if (v && !json_is_null(v)) return unsupported(e, "tools");
     v = json_object_get(root, "tool_choice");
     if (v && !json_is_null(v) && !(json_is_string(v) && !strcmp(json_string_value(v), "none")))
         return unsupported(e, "tool_choice");

@@ -3,7 +3,8 @@
  * 400 whose error names the field (param); an unknown model is a 404 model_not_found. Unknown
  * extra fields are ignored, as OpenAI does. Fields accepted but not acted on yet:
  * presence_penalty and frequency_penalty (range-checked to [-2, 2], then ignored by the engine).
- * Fields refused with a 400 "not supported yet" rather than silently ignored: non-empty tools,
+ * An empty tools array is a 400 (as OpenAI's). Fields refused with a 400 "not supported yet"
+ * rather than silently ignored: non-empty tools,
  * tool_choice other than "none", response_format other than {"type":"text"}, logprobs true,
  * top_logprobs > 0.
  *
