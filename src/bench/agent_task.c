@@ -3,6 +3,7 @@
 #include "bench/agent_task.h"
 #include "util/file.h"
 #include "util/json_kind.h"
+#include "util/json_read.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -343,73 +344,35 @@ static bool schema_types_valid(const json_t *s, char *why, size_t cap) {
 
 /* ---- task files ---- */
 
-typedef struct tctx {
-    const char *name;
-    rf_error *err;
-} tctx;
+typedef rf_jr tctx; /* where: the file's name; RF_ERR_FORMAT */
 
-static rf_status terr(const tctx *c, const char *field, const char *fmt, ...)
+static rf_status terr(tctx *c, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static rf_status terr(const tctx *c, const char *field, const char *fmt, ...) {
+static rf_status terr(tctx *c, const char *field, const char *fmt, ...) {
     char what[300];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return rf_error_set(c->err, RF_ERR_FORMAT, "%s: field '%s': %s", c->name, field, what);
+    return rf_jr_fail(c, RF_JR_OTHER, field, "%s", what);
 }
 
 static rf_status nomem(const tctx *c) {
-    return rf_error_set(c->err, RF_ERR_NOMEM, "%s: out of memory", c->name);
+    return rf_error_set(c->err, RF_ERR_NOMEM, "%s: out of memory", c->where);
 }
 
-static bool blank(const char *s) {
-    for (; *s; s++)
-        if (!is_sp(*s)) return false;
-    return true;
-}
-
-/* String field: required or optional (absent leaves *out NULL); never empty. */
-static rf_status get_str(const tctx *c, const json_t *obj, const char *key, const char *path,
+/* String member parent.key: required or optional (absent leaves *out NULL); never blank; *out
+ * is a malloc'd copy. */
+static rf_status get_str(tctx *c, const json_t *obj, const char *parent, const char *key,
                          bool required, char **out) {
+    const char *s = NULL;
     *out = NULL;
-    const json_t *v = json_object_get(obj, key);
-    if (!v) return required ? terr(c, path, "missing") : RF_OK;
-    if (!json_is_string(v)) return terr(c, path, "must be a string");
-    if (blank(json_string_value(v))) return terr(c, path, "empty");
-    *out = strdup(json_string_value(v));
+    rf_status st =
+        rf_jr_str(c, obj, parent, key, RF_JR_NONEMPTY | (required ? RF_JR_REQUIRED : 0), &s);
+    if (st || !s) return st;
+    *out = strdup(s);
     return *out ? RF_OK : nomem(c);
-}
-
-static rf_status get_int(const tctx *c, const json_t *obj, const char *key, bool required,
-                         int32_t lo, int32_t hi, int32_t dflt, int32_t *out) {
-    const json_t *v = json_object_get(obj, key);
-    *out = dflt;
-    if (!v) return required ? terr(c, key, "missing") : RF_OK;
-    if (!json_is_integer(v)) return terr(c, key, "must be an integer");
-    json_int_t x = json_integer_value(v);
-    if (x < lo || x > hi)
-        return terr(c, key, "%" JSON_INTEGER_FORMAT " is outside %d-%d", x, (int)lo, (int)hi);
-    *out = (int32_t)x;
-    return RF_OK;
-}
-
-static rf_status check_keys(const tctx *c, const json_t *obj, const char *prefix,
-                            const char *const *known, size_t n_known) {
-    const char *key;
-    json_t *val;
-    json_object_foreach((json_t *)obj, key, val) {
-        bool ok = false;
-        for (size_t k = 0; k < n_known; k++) ok |= strcmp(key, known[k]) == 0;
-        if (!ok) {
-            char pbuf[48], path[96];
-            snprintf(path, sizeof path, "%s%s", prefix,
-                     rf_printable(key, strlen(key), pbuf, sizeof pbuf));
-            return terr(c, path, "unknown field");
-        }
-    }
-    return RF_OK;
 }
 
 /* Is the integer v written in text as a whole number? */
@@ -433,8 +396,7 @@ static int64_t count_ids(const rf_condition *cond, const int64_t *ids, int32_t n
     return c;
 }
 
-static rf_status parse_params(const tctx *c, const json_t *params, const char *fpath,
-                              rf_agent_task *t) {
+static rf_status parse_params(tctx *c, const json_t *params, const char *fpath, rf_agent_task *t) {
     char path[160], why[96];
     if (!json_is_object(params)) return terr(c, fpath, "must be a JSON schema object");
     const json_t *ty = json_object_get(params, "type");
@@ -490,22 +452,24 @@ static rf_status parse_params(const tctx *c, const json_t *params, const char *f
     return RF_OK;
 }
 
-static rf_status parse_task(const tctx *c, const json_t *root, rf_agent_task *t) {
+static rf_status parse_task(tctx *c, const json_t *root, rf_agent_task *t) {
     rf_status st;
     char path[128], pbuf[48];
     if (!json_is_object(root))
-        return rf_error_set(c->err, RF_ERR_FORMAT, "%s: expected a JSON object", c->name);
+        return rf_error_set(c->err, RF_ERR_FORMAT, "%s: expected a JSON object", c->where);
     static const char *const known[] = {"name",   "description", "runs", "max_turns",
                                         "system", "user",        "ids",  "tool_choice",
-                                        "tools",  "expected"};
-    if ((st = check_keys(c, root, "", known, sizeof known / sizeof known[0]))) return st;
-    if ((st = get_str(c, root, "name", "name", true, &t->name))) return st;
-    if ((st = get_str(c, root, "description", "description", false, &t->description))) return st;
-    if ((st = get_int(c, root, "runs", true, 1, 1000, 0, &t->runs))) return st;
-    if ((st = get_int(c, root, "max_turns", false, 1, 64, 4, &t->max_turns))) return st;
-    if ((st = get_str(c, root, "system", "system", false, &t->system))) return st;
-    if ((st = get_str(c, root, "user", "user", true, &t->user))) return st;
-    if ((st = get_str(c, root, "tool_choice", "tool_choice", false, &t->tool_choice))) return st;
+                                        "tools",  "expected",    NULL};
+    if ((st = rf_jr_keys(c, root, NULL, known))) return st;
+    if ((st = get_str(c, root, NULL, "name", true, &t->name))) return st;
+    if ((st = get_str(c, root, NULL, "description", false, &t->description))) return st;
+    t->runs = 0;
+    t->max_turns = 4;
+    if ((st = rf_jr_i32(c, root, NULL, "runs", RF_JR_REQUIRED, 1, 1000, &t->runs))) return st;
+    if ((st = rf_jr_i32(c, root, NULL, "max_turns", 0, 1, 64, &t->max_turns))) return st;
+    if ((st = get_str(c, root, NULL, "system", false, &t->system))) return st;
+    if ((st = get_str(c, root, NULL, "user", true, &t->user))) return st;
+    if ((st = get_str(c, root, NULL, "tool_choice", false, &t->tool_choice))) return st;
 
     const json_t *ids = json_object_get(root, "ids");
     if (!ids) return terr(c, "ids", "missing");
@@ -538,16 +502,14 @@ static rf_status parse_task(const tctx *c, const json_t *root, rf_agent_task *t)
         snprintf(path, sizeof path, "tools[%zu].type", k);
         if (!json_is_string(ty) || strcmp(json_string_value(ty), "function") != 0)
             return terr(c, path, "must be \"function\"");
-        const json_t *fn = json_object_get(tool, "function");
-        snprintf(path, sizeof path, "tools[%zu].function", k);
-        if (!json_is_object(fn)) return terr(c, path, "missing or not an object");
-        const json_t *nm = json_object_get(fn, "name");
-        snprintf(path, sizeof path, "tools[%zu].function.name", k);
-        if (!json_is_string(nm) || blank(json_string_value(nm)))
-            return terr(c, path, "missing or not a non-empty string");
-        const json_t *params = json_object_get(fn, "parameters");
-        snprintf(path, sizeof path, "tools[%zu].function.parameters", k);
-        if (params && !json_is_object(params)) return terr(c, path, "must be an object");
+        json_t *fn = NULL, *params = NULL;
+        const char *nm = NULL;
+        rf_jr_index(path, sizeof path, "tools", k);
+        if ((st = rf_jr_object(c, tool, path, "function", RF_JR_REQUIRED, &fn))) return st;
+        char fpath[160];
+        rf_jr_path(fpath, sizeof fpath, path, "function");
+        if ((st = rf_jr_str(c, fn, fpath, "name", RF_JR_REQUIRED | RF_JR_NONEMPTY, &nm))) return st;
+        if ((st = rf_jr_object(c, fn, fpath, "parameters", 0, &params))) return st;
     }
     t->tools_json = json_dumps(tools, JSON_COMPACT);
     if (!t->tools_json) return nomem(c);
@@ -555,9 +517,9 @@ static rf_status parse_task(const tctx *c, const json_t *root, rf_agent_task *t)
     const json_t *exp = json_object_get(root, "expected");
     if (!exp) return terr(c, "expected", "missing");
     if (!json_is_object(exp)) return terr(c, "expected", "must be an object");
-    static const char *const known_exp[] = {"function", "answer", "filters"};
-    if ((st = check_keys(c, exp, "expected.", known_exp, 3))) return st;
-    if ((st = get_str(c, exp, "function", "expected.function", true, &t->function))) return st;
+    static const char *const known_exp[] = {"function", "answer", "filters", NULL};
+    if ((st = rf_jr_keys(c, exp, "expected", known_exp))) return st;
+    if ((st = get_str(c, exp, "expected", "function", true, &t->function))) return st;
     const json_t *params = NULL;
     size_t fi = 0;
     for (; fi < json_array_size(tools); fi++) {
@@ -627,7 +589,7 @@ static rf_status parse_task(const tctx *c, const json_t *root, rf_agent_task *t)
 rf_status rf_agent_task_parse(const char *name, const char *text, size_t len, rf_agent_task *out,
                               rf_error *err) {
     memset(out, 0, sizeof *out);
-    tctx c = {name, err};
+    tctx c = rf_jr_make(name, RF_ERR_FORMAT, err);
     if (len > RF_AGENT_TASK_FILE_MAX)
         return rf_error_set(err, RF_ERR_FORMAT, "%s: larger than %u bytes", name,
                             RF_AGENT_TASK_FILE_MAX);

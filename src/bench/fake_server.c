@@ -30,8 +30,11 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
+#include "server/openai_req.h"
+#include "server/openai_resp.h"
 #include "util/buf.h"
 #include "util/clock.h"
+#include "util/json_read.h"
 
 #define BODY_MAX        (1u << 20) /* request bodies above this get a 413 */
 #define CONN_LIMIT      2048u
@@ -99,7 +102,8 @@ typedef struct fake_req {
     int fd;     /* the connection's socket, polled for a peer close */
     rf_buf body;
     bool too_large;
-    json_t *root; /* the parsed request; the plan's strings are borrowed from it */
+    rf_oai_req req; /* the parsed request; the plan's strings are borrowed from it */
+    json_t *root;   /* req.root */
 
     /* the plan */
     bool stream, include_usage, usage;
@@ -193,7 +197,7 @@ static void req_unref(fake_req *r) {
     free(r->reply_off);
     free(r->frag_off);
     free(r->tool_args);
-    json_decref(r->root);
+    rf_oai_req_free(&r->req);
     free(r);
 }
 
@@ -225,37 +229,40 @@ static int wait_until(rf_fake *f, int fd, int64_t due_ns) {
 
 /* Appends `data: <o compact>\n\n` and releases o; false on allocation failure. */
 static bool sse_append(rf_buf *out, json_t *o) {
-    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
-    if (!s) return false;
-    bool ok = rf_buf_append_str(out, "data: ") == RF_OK && rf_buf_append_str(out, s) == RF_OK &&
-              rf_buf_append_str(out, "\n\n") == RF_OK;
-    free(s);
-    return ok;
+    return rf_oai_sse_event(out, o) == RF_OK;
 }
 
-static json_t *error_obj(const char *msg, const char *type, const char *param, const char *code) {
-    return json_pack("{s:{s:s, s:s, s:s?, s:s?}}", "error", "message", msg, "type", type, "param",
-                     param, "code", code);
+/* An OpenAI error object; its type follows http (server_error for 500, rate_limit_error for
+ * 429, invalid_request_error for the 4xx). */
+static json_t *error_obj(int http, const char *msg, const char *param, const char *code) {
+    rf_oai_error e;
+    rf_oai_error_set(&e, http, param, code, "%s", msg);
+    return rf_oai_error_json(&e);
 }
 
 static json_t *usage_obj(const fake_req *r) {
-    return json_pack("{s:I, s:I, s:I}", "prompt_tokens", (json_int_t)r->prompt_tokens,
-                     "completion_tokens", (json_int_t)r->completion_tokens, "total_tokens",
-                     (json_int_t)r->prompt_tokens + r->completion_tokens);
+    return rf_oai_usage_json(r->prompt_tokens, r->completion_tokens);
 }
 
-static json_t *chunk_new(const fake_req *r, json_t *choices) {
-    json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:s, s:o}", "id", r->id, "object",
-                          "chat.completion.chunk", "created", (json_int_t)r->created, "model",
-                          r->model, "system_fingerprint", FINGERPRINT, "choices", choices);
-    if (o && r->include_usage) json_object_set_new(o, "usage", json_null());
+static rf_oai_meta meta_of(const fake_req *r) {
+    return (rf_oai_meta){RF_OAI_CHAT, r->id, r->created, r->model};
+}
+
+/* o with the fake's fingerprint, and without "usage" unless the request asked for usage
+ * chunks (then every chunk has "usage": null); NULL stays NULL. */
+static json_t *fake_envelope(const fake_req *r, json_t *o) {
+    if (o && json_object_set_new(o, "system_fingerprint", json_string(FINGERPRINT))) {
+        json_decref(o);
+        return NULL;
+    }
+    if (o && !r->include_usage) json_object_del(o, "usage");
     return o;
 }
 
-static json_t *choice_new(json_t *delta, const char *finish) {
-    return json_pack("{s:i, s:o, s:n, s:s?}", "index", 0, "delta", delta, "logprobs",
-                     "finish_reason", finish);
+/* The chunk of one delta (stolen). */
+static json_t *delta_chunk(const fake_req *r, json_t *delta, const char *finish) {
+    rf_oai_meta m = meta_of(r);
+    return fake_envelope(r, rf_oai_delta_chunk_json(&m, delta, finish));
 }
 
 /* The text of content tokens [a, b). */
@@ -270,8 +277,7 @@ static bool content_text(const fake_req *r, int32_t a, int32_t b, rf_buf *t) {
 }
 
 static json_t *tool_header(const fake_req *r) {
-    return json_pack("[{s:i, s:s, s:s, s:{s:s, s:s}}]", "index", 0, "id", r->call_id, "type",
-                     "function", "function", "name", r->tool_name, "arguments", "");
+    return rf_oai_tool_call_delta_json(0, r->call_id, r->tool_name, "", 0);
 }
 
 /* The delta of event ev (content chunk, tool-call header, or arguments fragment). */
@@ -293,8 +299,8 @@ static json_t *event_delta(const fake_req *r, int32_t ev) {
         if (json_object_set_new(d, "tool_calls", tool_header(r))) goto fail;
     } else {
         int32_t j = ev - r->n_cev - 1;
-        json_t *tc = json_pack("[{s:i, s:{s:s%}}]", "index", 0, "function", "arguments",
-                               r->tool_args + r->frag_off[j], r->frag_off[j + 1] - r->frag_off[j]);
+        json_t *tc = rf_oai_tool_call_delta_json(0, NULL, NULL, r->tool_args + r->frag_off[j],
+                                                 r->frag_off[j + 1] - r->frag_off[j]);
         if (json_object_set_new(d, "tool_calls", tc)) goto fail;
     }
     return d;
@@ -333,9 +339,9 @@ static bool stream_next(fake_req *r, int64_t *due) {
         }
         case RF_FAKE_FAULT_ERROR_EVENT:
             r->end = END_CLEAN;
-            return sse_append(&r->out, error_obj("fake error event after the 200 header",
-                                                 "server_error", NULL, "fake_error_event")) &&
-                   rf_buf_append_str(&r->out, "data: [DONE]\n\n") == RF_OK;
+            return sse_append(&r->out, error_obj(500, "fake error event after the 200 header", NULL,
+                                                 "fake_error_event")) &&
+                   rf_oai_sse_done(&r->out) == RF_OK;
         default:
             break;
         }
@@ -344,21 +350,21 @@ static bool stream_next(fake_req *r, int64_t *due) {
         *due = ev_time(r, r->next_ev);
         json_t *d = event_delta(r, r->next_ev);
         r->next_ev++;
-        return d && sse_append(&r->out, chunk_new(r, json_pack("[o]", choice_new(d, NULL))));
+        return d && sse_append(&r->out, delta_chunk(r, d, NULL));
     }
     /* the tail: finish chunk, usage chunk, [DONE] */
     *due = ev_time(r, r->n_ev);
     r->end = END_CLEAN;
     json_t *d = json_object();
     if (d && r->n_ev == 0) json_object_set_new(d, "role", json_string("assistant"));
-    if (!d || !sse_append(&r->out, chunk_new(r, json_pack("[o]", choice_new(d, r->finish)))))
-        return false;
+    if (!d || !sse_append(&r->out, delta_chunk(r, d, r->finish))) return false;
     if (r->include_usage && r->usage) {
-        json_t *u = chunk_new(r, json_array());
-        if (!u || json_object_set_new(u, "usage", usage_obj(r)) || !sse_append(&r->out, u))
-            return false;
+        rf_oai_meta m = meta_of(r);
+        json_t *u = fake_envelope(
+            r, rf_oai_usage_chunk_json(&m, (int32_t)r->prompt_tokens, r->completion_tokens));
+        if (!sse_append(&r->out, u)) return false;
     }
-    return rf_buf_append_str(&r->out, "data: [DONE]\n\n") == RF_OK;
+    return rf_oai_sse_done(&r->out) == RF_OK;
 }
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
@@ -450,10 +456,9 @@ static enum MHD_Result queue_json(struct MHD_Connection *c, unsigned status, jso
 }
 
 static enum MHD_Result queue_error(rf_fake *f, struct MHD_Connection *c, unsigned status,
-                                   const char *type, const char *param, const char *code,
-                                   const char *msg) {
+                                   const char *param, const char *code, const char *msg) {
     if (status >= 400 && status < 500 && status != 429) atomic_fetch_add(&f->c.bad_requests, 1);
-    return queue_json(c, status, error_obj(msg, type, param, code), NULL, NULL);
+    return queue_json(c, status, error_obj((int)status, msg, param, code), NULL, NULL);
 }
 
 /* ---- request parsing ---- */
@@ -474,46 +479,9 @@ static bool fail(req_err *e, const char *param, const char *fmt, ...) {
     return false;
 }
 
-/* Optional number member; false (with e filled) when present but not a number in [lo, hi]. */
-static bool opt_num(json_t *o, const char *key, const char *path, double lo, double hi, double *out,
-                    bool *present, req_err *e) {
-    json_t *v = o ? json_object_get(o, key) : NULL;
-    if (present) *present = false;
-    if (!v || json_is_null(v)) return true;
-    double x = json_is_number(v) ? json_number_value(v) : NAN;
-    if (!(x >= lo && x <= hi))
-        return fail(e, path, "%s must be a number in [%g, %g]", path, lo, hi);
-    *out = x;
-    if (present) *present = true;
-    return true;
-}
-
-static bool opt_int(json_t *o, const char *key, const char *path, long long lo, long long hi,
-                    int32_t *out, bool *present, req_err *e) {
-    json_t *v = o ? json_object_get(o, key) : NULL;
-    if (present) *present = false;
-    if (!v || json_is_null(v)) return true;
-    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-        return fail(e, path, "%s must be an integer in [%lld, %lld]", path, lo, hi);
-    *out = (int32_t)json_integer_value(v);
-    if (present) *present = true;
-    return true;
-}
-
-static bool opt_str(json_t *o, const char *key, const char *path, const char **out, req_err *e) {
-    json_t *v = o ? json_object_get(o, key) : NULL;
-    if (!v || json_is_null(v)) return true;
-    if (!json_is_string(v)) return fail(e, path, "%s must be a string", path);
-    *out = json_string_value(v);
-    return true;
-}
-
-static bool opt_bool(json_t *o, const char *key, const char *path, bool *out, req_err *e) {
-    json_t *v = o ? json_object_get(o, key) : NULL;
-    if (!v || json_is_null(v)) return true;
-    if (!json_is_boolean(v)) return fail(e, path, "%s must be true or false", path);
-    *out = json_is_true(v);
-    return true;
+/* The 400 of a member read that failed (util/json_read.h): param is its path. */
+static bool jr_fail(req_err *e, const rf_jr *j) {
+    return fail(e, j->path, "%s", j->err->msg);
 }
 
 static int32_t count_words(const char *s) {
@@ -697,67 +665,35 @@ static bool plan_request(rf_fake *f, fake_req *r, req_err *e) {
     const rf_fake_params *p = &f->p;
     json_t *root = r->root;
 
-    /* the OpenAI fields */
-    json_t *msgs = json_object_get(root, "messages");
-    if (!json_is_array(msgs) || json_array_size(msgs) == 0)
-        return fail(e, "messages", "messages must be a non-empty array of message objects");
-    size_t i;
-    json_t *m;
+    /* the OpenAI fields, checked by rf_oai_parse */
     int32_t words = 0;
-    json_array_foreach(msgs, i, m) {
-        if (!json_is_object(m) || !json_is_string(json_object_get(m, "role")))
-            return fail(e, "messages", "messages[%zu] must be an object with a string role", i);
-        json_t *content = json_object_get(m, "content");
-        if (json_is_string(content)) words += count_words(json_string_value(content));
-        size_t k;
-        json_t *part;
-        if (json_is_array(content)) json_array_foreach(content, k, part) {
-                const char *t = json_string_value(json_object_get(part, "text"));
-                if (t) words += count_words(t);
-            }
-    }
-    r->model = f->model;
-    if (!opt_str(root, "model", "model", &r->model, e)) return false;
-    r->stream = false;
-    if (!opt_bool(root, "stream", "stream", &r->stream, e)) return false;
-    json_t *so = json_object_get(root, "stream_options");
-    if (so && !json_is_null(so)) {
-        if (!json_is_object(so))
-            return fail(e, "stream_options", "stream_options must be an object");
-        if (!r->stream)
-            return fail(e, "stream_options", "stream_options is only allowed when stream is true");
-        if (!opt_bool(so, "include_usage", "stream_options.include_usage", &r->include_usage, e))
-            return false;
-    }
-    int32_t n = 1;
-    if (!opt_int(root, "n", "n", 1, 1, &n, NULL, e)) return false;
-    int32_t max_tokens = 0;
-    bool has_max = false, has_mct = false;
-    if (!opt_int(root, "max_tokens", "max_tokens", 1, MAX_TOKENS, &max_tokens, &has_max, e))
-        return false;
-    if (!opt_int(root, "max_completion_tokens", "max_completion_tokens", 1, MAX_TOKENS, &max_tokens,
-                 &has_mct, e))
-        return false;
-    json_t *tools = json_object_get(root, "tools");
-    if (tools && !json_is_null(tools) && !json_is_array(tools))
-        return fail(e, "tools", "tools must be an array");
+    for (size_t i = 0; i < r->req.n_msgs; i++)
+        if (r->req.msgs[i].content) words += count_words(r->req.msgs[i].content);
+    r->model = r->req.model ? r->req.model : f->model;
+    r->stream = r->req.stream;
+    r->include_usage = r->req.include_usage;
+    bool has_mct = rf_jr_has(root, "max_completion_tokens");
+    bool has_max = has_mct || rf_jr_has(root, "max_tokens");
+    int32_t max_tokens = r->req.max_tokens;
+    rf_error jerr;
+    rf_jr j = rf_jr_make(NULL, RF_ERR_ARG, &jerr);
+    const unsigned opt = RF_JR_NULLABLE;
+    json_t *tools = NULL, *fk = NULL;
+    if (rf_jr_array(&j, root, NULL, "tools", opt, &tools)) return jr_fail(e, &j);
 
     /* the "fake" field */
-    json_t *fk = json_object_get(root, "fake");
-    if (fk && !json_is_null(fk) && !json_is_object(fk))
-        return fail(e, "fake", "fake must be an object");
-    if (json_is_null(fk)) fk = NULL;
+    if (rf_jr_object(&j, root, NULL, "fake", opt, &fk)) return jr_fail(e, &j);
     double ttft = p->ttft_ms, gap = p->gap_ms, stall = p->stall_ms;
-    if (!opt_num(fk, "ttft_ms", "fake.ttft_ms", 0, MAX_MS, &ttft, NULL, e) ||
-        !opt_num(fk, "gap_ms", "fake.gap_ms", 0, MAX_MS, &gap, NULL, e) ||
-        !opt_num(fk, "stall_ms", "fake.stall_ms", 0, MAX_STALL_MS, &stall, NULL, e))
-        return false;
+    if (rf_jr_num(&j, fk, "fake", "ttft_ms", opt, 0, MAX_MS, &ttft) ||
+        rf_jr_num(&j, fk, "fake", "gap_ms", opt, 0, MAX_MS, &gap) ||
+        rf_jr_num(&j, fk, "fake", "stall_ms", opt, 0, MAX_STALL_MS, &stall))
+        return jr_fail(e, &j);
     r->ttft_ns = ms_to_ns(ttft);
     r->gap_ns = ms_to_ns(gap);
     r->stall_ns = ms_to_ns(stall);
     int32_t tokens = 0;
-    bool has_tokens = false;
-    if (!opt_int(fk, "tokens", "fake.tokens", 0, MAX_TOKENS, &tokens, &has_tokens, e)) return false;
+    bool has_tokens = rf_jr_has(fk, "tokens");
+    if (rf_jr_i32(&j, fk, "fake", "tokens", opt, 0, MAX_TOKENS, &tokens)) return jr_fail(e, &j);
     bool from_max = false;
     /* where the count came from: the request's field (NULL: none) and its name in errors */
     const char *tokens_field = "fake.tokens", *tokens_label = "fake.tokens";
@@ -765,7 +701,7 @@ static bool plan_request(rf_fake *f, fake_req *r, req_err *e) {
         tokens_field = NULL;
         if (p->tokens > 0) {
             tokens = p->tokens, tokens_label = "the server's tokens";
-        } else if (has_max || has_mct) {
+        } else if (has_max) {
             tokens = max_tokens, from_max = true;
             tokens_field = tokens_label = has_mct ? "max_completion_tokens" : "max_tokens";
         } else {
@@ -778,25 +714,23 @@ static bool plan_request(rf_fake *f, fake_req *r, req_err *e) {
     r->retry_after = p->retry_after_s;
     r->token_text = DEFAULT_TOK_TXT;
     int32_t frag = DEFAULT_FRAG;
-    bool has_tpc = false, has_frag = false;
+    bool has_tpc = rf_jr_has(fk, "tokens_per_chunk"), has_frag = rf_jr_has(fk, "fragment_bytes");
     r->prompt_tokens = words;
-    if (!opt_int(fk, "tokens_per_chunk", "fake.tokens_per_chunk", 1, 10000, &r->tpc, &has_tpc, e) ||
-        !opt_bool(fk, "usage", "fake.usage", &r->usage, e) ||
-        !opt_str(fk, "token_text", "fake.token_text", &r->token_text, e) ||
-        !opt_str(fk, "reply", "fake.reply", &r->reply, e) ||
-        !opt_int(fk, "fragment_bytes", "fake.fragment_bytes", 1, MAX_FRAG_BYTES, &frag, &has_frag,
-                 e) ||
-        !opt_int(fk, "prompt_tokens", "fake.prompt_tokens", 0, 1000000000, &r->prompt_tokens, NULL,
-                 e) ||
-        !opt_int(fk, "fault_after", "fake.fault_after", 0, MAX_TOKENS, &r->fault_at, NULL, e) ||
-        !opt_int(fk, "retry_after", "fake.retry_after", 0, 86400, &r->retry_after, NULL, e) ||
-        !opt_str(fk, "finish_reason", "fake.finish_reason", &r->finish, e))
-        return false;
+    if (rf_jr_i32(&j, fk, "fake", "tokens_per_chunk", opt, 1, 10000, &r->tpc) ||
+        rf_jr_bool(&j, fk, "fake", "usage", opt, &r->usage) ||
+        rf_jr_str(&j, fk, "fake", "token_text", opt, &r->token_text) ||
+        rf_jr_str(&j, fk, "fake", "reply", opt, &r->reply) ||
+        rf_jr_i32(&j, fk, "fake", "fragment_bytes", opt, 1, MAX_FRAG_BYTES, &frag) ||
+        rf_jr_i32(&j, fk, "fake", "prompt_tokens", opt, 0, 1000000000, &r->prompt_tokens) ||
+        rf_jr_i32(&j, fk, "fake", "fault_after", opt, 0, MAX_TOKENS, &r->fault_at) ||
+        rf_jr_i32(&j, fk, "fake", "retry_after", opt, 0, 86400, &r->retry_after) ||
+        rf_jr_str(&j, fk, "fake", "finish_reason", opt, &r->finish))
+        return jr_fail(e, &j);
     r->token_text_len = strlen(r->token_text);
 
     /* the fault: the request's, else a draw at the server's rate */
     const char *fault_s = NULL;
-    if (!opt_str(fk, "fault", "fake.fault", &fault_s, e)) return false;
+    if (rf_jr_str(&j, fk, "fake", "fault", opt, &fault_s)) return jr_fail(e, &j);
     r->fault = RF_FAKE_FAULT_NONE;
     if (fault_s) {
         if (!rf_fake_fault_parse(fault_s, &r->fault))
@@ -811,20 +745,19 @@ static bool plan_request(rf_fake *f, fake_req *r, req_err *e) {
     }
 
     /* the tool call */
-    json_t *tc = fk ? json_object_get(fk, "tool_call") : NULL;
+    json_t *tc = NULL;
     const char *args = NULL;
-    if (tc && !json_is_null(tc)) {
-        if (!json_is_object(tc))
-            return fail(e, "fake.tool_call", "fake.tool_call must be an object");
-        if (!opt_str(tc, "name", "fake.tool_call.name", &r->tool_name, e)) return false;
+    if (rf_jr_object(&j, fk, "fake", "tool_call", opt, &tc)) return jr_fail(e, &j);
+    if (tc) {
+        if (rf_jr_str(&j, tc, "fake.tool_call", "name", RF_JR_REQUIRED, &r->tool_name))
+            return jr_fail(e, &j);
         json_t *a = json_object_get(tc, "arguments");
         if (json_is_object(a)) {
             r->tool_args = json_dumps(a, JSON_COMPACT);
             if (!r->tool_args) return fail(e, NULL, "out of memory");
-        } else if (!opt_str(tc, "arguments", "fake.tool_call.arguments", &args, e)) {
-            return false;
+        } else if (rf_jr_str(&j, tc, "fake.tool_call", "arguments", opt, &args)) {
+            return jr_fail(e, &j);
         }
-        if (!r->tool_name) return fail(e, "fake.tool_call.name", "fake.tool_call.name is required");
         r->has_tool = true;
     }
     if (r->fault == RF_FAKE_FAULT_WRONG_TOOL_CALL) {
@@ -850,8 +783,7 @@ static bool plan_request(rf_fake *f, fake_req *r, req_err *e) {
     }
 
     /* the names sent back (the model in every chunk) */
-    const char *tool_name_src =
-        tc && !json_is_null(tc) ? "fake.tool_call.name" : "tools[0].function.name";
+    const char *tool_name_src = tc ? "fake.tool_call.name" : "tools[0].function.name";
     if (!check_name(r->model, "model", e) || !check_name(r->finish, "fake.finish_reason", e) ||
         !check_name(r->tool_name, tool_name_src, e))
         return false;
@@ -908,18 +840,15 @@ static bool plan_request(rf_fake *f, fake_req *r, req_err *e) {
 static bool completion_body(fake_req *r) {
     static const char key[] = "\"content\":\"\"";
     bool has_content = r->n_content > 0 || !r->has_tool;
-    json_t *msg = json_pack("{s:s, s:o, s:n}", "role", "assistant", "content",
-                            has_content ? json_string("") : json_null(), "refusal");
-    if (msg && r->has_tool)
-        json_object_set_new(msg, "tool_calls",
-                            json_pack("[{s:s, s:s, s:{s:s, s:s}}]", "id", r->call_id, "type",
-                                      "function", "function", "name", r->tool_name, "arguments",
-                                      r->tool_args));
-    json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:s, s:[{s:i, s:o, s:n, s:s}]}", "id", r->id,
-                          "object", "chat.completion", "created", (json_int_t)r->created, "model",
-                          r->model, "system_fingerprint", FINGERPRINT, "choices", "index", 0,
-                          "message", msg, "logprobs", "finish_reason", r->finish);
-    if (o && r->usage) json_object_set_new(o, "usage", usage_obj(r));
+    json_t *msg = rf_oai_assistant_json(
+        has_content ? "" : NULL, 0,
+        r->has_tool ? rf_oai_tool_calls_json(r->call_id, r->tool_name, r->tool_args) : NULL);
+    rf_oai_meta m = meta_of(r);
+    json_t *o = rf_oai_chat_body_json(&m, msg, r->finish, r->usage ? usage_obj(r) : NULL);
+    if (o && json_object_set_new(o, "system_fingerprint", json_string(FINGERPRINT))) {
+        json_decref(o);
+        o = NULL;
+    }
     char *env = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!env) return false;
@@ -997,10 +926,9 @@ static enum MHD_Result answer_body(rf_fake *f, fake_req *r, struct MHD_Connectio
         return MHD_NO;
     }
     if (r->fault == RF_FAKE_FAULT_ERROR_EVENT)
-        return queue_json(
-            c, MHD_HTTP_OK,
-            error_obj("fake error in a 200 body", "server_error", NULL, "fake_error_event"), NULL,
-            NULL);
+        return queue_json(c, MHD_HTTP_OK,
+                          error_obj(500, "fake error in a 200 body", NULL, "fake_error_event"),
+                          NULL, NULL);
     if (!completion_body(r)) return MHD_NO;
     if (r->fault == RF_FAKE_FAULT_INVALID_JSON) return queue_out(c, r, r->out.len / 2);
     if (r->fault == RF_FAKE_FAULT_TRUNCATE) {
@@ -1022,8 +950,8 @@ static enum MHD_Result answer_body(rf_fake *f, fake_req *r, struct MHD_Connectio
 
 static enum MHD_Result answer_chat(rf_fake *f, fake_req *r, struct MHD_Connection *c) {
     if (r->too_large)
-        return queue_error(f, c, MHD_HTTP_CONTENT_TOO_LARGE, "invalid_request_error", NULL,
-                           "request_too_large", "request body is larger than 1 MiB");
+        return queue_error(f, c, MHD_HTTP_CONTENT_TOO_LARGE, NULL, "request_too_large",
+                           "request body is larger than 1 MiB");
     if (json_items(r->body.data, r->body.len, RF_FAKE_JSON_ITEMS_MAX) > RF_FAKE_JSON_ITEMS_MAX) {
         char msg[160];
         snprintf(msg, sizeof msg,
@@ -1031,27 +959,23 @@ static enum MHD_Result answer_chat(rf_fake *f, fake_req *r, struct MHD_Connectio
                  "outside strings)",
                  RF_FAKE_JSON_ITEMS_MAX);
         rf_buf_free(&r->body);
-        return queue_error(f, c, MHD_HTTP_BAD_REQUEST, "invalid_request_error", NULL,
-                           "too_many_json_items", msg);
+        return queue_error(f, c, MHD_HTTP_BAD_REQUEST, NULL, "too_many_json_items", msg);
     }
-    json_error_t je;
-    r->root = json_loadb(r->body.len ? (const char *)r->body.data : "", r->body.len,
-                         JSON_REJECT_DUPLICATES, &je);
+    /* the OpenAI fields: the server's parser, with its limits; any model is answered, tools
+     * and the other fields the server does not do yet are the fake's to answer */
+    rf_oai_limits lim = {NULL, MAX_TOKENS};
+    rf_oai_error oe;
+    rf_status pst = rf_oai_parse_ex(RF_OAI_CHAT, (const char *)r->body.data, r->body.len, &lim,
+                                    RF_OAI_ACCEPT_UNSUPPORTED, &r->req, &oe);
     rf_buf_free(&r->body);
-    if (!r->root) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "request body is not valid JSON (line %d, column %d): %s",
-                 je.line, je.column, je.text);
-        return queue_error(f, c, MHD_HTTP_BAD_REQUEST, "invalid_request_error", NULL,
-                           "invalid_json", msg);
+    if (pst) {
+        if (oe.http == 400 || oe.http == 404) atomic_fetch_add(&f->c.bad_requests, 1);
+        return queue_json(c, (unsigned)oe.http, rf_oai_error_json(&oe), NULL, NULL);
     }
-    if (!json_is_object(r->root))
-        return queue_error(f, c, MHD_HTTP_BAD_REQUEST, "invalid_request_error", NULL, NULL,
-                           "request body must be a JSON object");
+    r->root = r->req.root;
     req_err e;
     if (!plan_request(f, r, &e))
-        return queue_error(f, c, MHD_HTTP_BAD_REQUEST, "invalid_request_error",
-                           e.param[0] ? e.param : NULL, NULL, e.msg);
+        return queue_error(f, c, MHD_HTTP_BAD_REQUEST, e.param[0] ? e.param : NULL, NULL, e.msg);
     atomic_fetch_add(&f->c.chat_requests, 1);
     uint64_t zero = 0; /* the first chat request's arrival: set once */
     atomic_compare_exchange_strong(&f->c.first_arrival_ns, &zero, (uint64_t)r->t0);
@@ -1064,17 +988,16 @@ static enum MHD_Result answer_chat(rf_fake *f, fake_req *r, struct MHD_Connectio
         r->ended_by_us = true;
         return MHD_NO;
     case RF_FAKE_FAULT_500:
-        return queue_json(
-            c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-            error_obj("fake internal server error", "server_error", NULL, "fake_internal_error"),
-            NULL, NULL);
+        return queue_json(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                          error_obj(500, "fake internal server error", NULL, "fake_internal_error"),
+                          NULL, NULL);
     case RF_FAKE_FAULT_429: {
         char ra[24];
         snprintf(ra, sizeof ra, "%d", (int)r->retry_after);
-        return queue_json(c, MHD_HTTP_TOO_MANY_REQUESTS,
-                          error_obj("fake rate limit: retry later", "rate_limit_error", NULL,
-                                    "rate_limit_exceeded"),
-                          MHD_HTTP_HEADER_RETRY_AFTER, ra);
+        return queue_json(
+            c, MHD_HTTP_TOO_MANY_REQUESTS,
+            error_obj(429, "fake rate limit: retry later", NULL, "rate_limit_exceeded"),
+            MHD_HTTP_HEADER_RETRY_AFTER, ra);
     }
     default:
         break;
@@ -1083,10 +1006,14 @@ static enum MHD_Result answer_chat(rf_fake *f, fake_req *r, struct MHD_Connectio
 }
 
 static enum MHD_Result answer_models(rf_fake *f, struct MHD_Connection *c) {
-    json_t *o =
-        json_pack("{s:s, s:[{s:s, s:s, s:I, s:s, s:s, s:n, s:i}]}", "object", "list", "data", "id",
-                  f->model, "object", "model", "created", (json_int_t)time(NULL), "owned_by",
-                  "roofline-fake", "root", f->model, "parent", "max_model_len", 32768);
+    json_t *o = rf_oai_models_json(f->model, (int64_t)time(NULL));
+    json_t *m = json_array_get(json_object_get(o, "data"), 0);
+    if (!m || json_object_set_new(m, "owned_by", json_string("roofline-fake")) ||
+        json_object_set_new(m, "parent", json_null()) ||
+        json_object_set_new(m, "max_model_len", json_integer(32768))) {
+        json_decref(o);
+        return MHD_NO;
+    }
     return queue_json(c, MHD_HTTP_OK, o, NULL, NULL);
 }
 
@@ -1135,13 +1062,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     } else {
         char msg[200];
         snprintf(msg, sizeof msg, "no route for %.20s %.120s", method, url);
-        return queue_error(f, c, MHD_HTTP_NOT_FOUND, "invalid_request_error", NULL, "not_found",
-                           msg);
+        return queue_error(f, c, MHD_HTTP_NOT_FOUND, NULL, "not_found", msg);
     }
     char msg[200];
     snprintf(msg, sizeof msg, "method %.20s is not allowed on %.120s", method, url);
-    return queue_error(f, c, MHD_HTTP_METHOD_NOT_ALLOWED, "invalid_request_error", NULL,
-                       "method_not_allowed", msg);
+    return queue_error(f, c, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, "method_not_allowed", msg);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,

@@ -9,9 +9,13 @@
  *                               root, parent}]}
  *   GET  /health                200 {"status":"ok"}
  * Anything else is 404 (405 for a known path with the wrong method). Errors are OpenAI error
- * objects {"error":{"message","type","param","code"}}: 400 for a body that is not JSON, not an
- * object, lacks a non-empty "messages" array, has an out-of-range field (param names it), would
- * exceed one of the size caps below (param names the field or fields, comma-separated; the
+ * objects {"error":{"message","type","param","code"}} (server/openai_resp.h): 400 for a body
+ * that `roofline serve`'s parser refuses (server/openai_req.h: not JSON, not an object, no valid
+ * non-empty "messages", a field of the wrong type or out of range, param naming it), except that
+ * any model is answered, max_tokens may go up to 1000000, and tools, tool_choice,
+ * response_format and logprobs are accepted (rf_oai_parse_ex, RF_OAI_ACCEPT_UNSUPPORTED); a
+ * bad "fake" member (util/json_read.h, param its path); a body that would exceed one of the
+ * size caps below (param names the field or fields, comma-separated; the
  * message gives the product and the cap), or has more than RF_FAKE_JSON_ITEMS_MAX structural
  * characters (code "too_many_json_items"); 413 for a body over 1 MiB.
  *

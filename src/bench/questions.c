@@ -1,6 +1,7 @@
 /* questions.c: JSONL question files (schema and ownership in questions.h). */
 #include "bench/questions.h"
 #include "util/file.h"
+#include "util/json_read.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -73,14 +74,22 @@ typedef struct line_ctx {
 static rf_status field_error(const line_ctx *c, rf_status code, const char *field, const char *fmt,
                              ...) __attribute__((format(printf, 4, 5)));
 
+/* The member reader for this line: messages start "name:line: ". */
+static rf_jr line_jr(const line_ctx *c, char *where, size_t cap) {
+    snprintf(where, cap, "%s:%d", c->name, c->line);
+    return rf_jr_make(where, RF_ERR_FORMAT, c->err);
+}
+
 static rf_status field_error(const line_ctx *c, rf_status code, const char *field, const char *fmt,
                              ...) {
-    char what[256];
+    char what[256], where[300];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return rf_error_set(c->err, code, "%s:%d: field '%s': %s", c->name, c->line, field, what);
+    rf_jr j = line_jr(c, where, sizeof where);
+    j.code = code;
+    return rf_jr_fail(&j, RF_JR_OTHER, field, "%s", what);
 }
 
 static bool blank(const char *s) {
@@ -91,11 +100,11 @@ static bool blank(const char *s) {
 
 /* Required non-empty string field; *out is a malloc'd copy. */
 static rf_status get_string(const line_ctx *c, json_t *obj, const char *key, char **out) {
-    json_t *v = json_object_get(obj, key);
-    if (!v) return FIELD_ERR(c, RF_ERR_FORMAT, key, "missing");
-    if (!json_is_string(v)) return FIELD_ERR(c, RF_ERR_FORMAT, key, "must be a string");
-    const char *s = json_string_value(v);
-    if (blank(s)) return FIELD_ERR(c, RF_ERR_FORMAT, key, "empty");
+    char where[300];
+    rf_jr j = line_jr(c, where, sizeof where);
+    const char *s = NULL;
+    rf_status st = rf_jr_str(&j, obj, NULL, key, RF_JR_REQUIRED | RF_JR_NONEMPTY, &s);
+    if (st) return st;
     *out = strdup(s);
     if (!*out) return rf_error_set(c->err, RF_ERR_NOMEM, "%s: out of memory", c->name);
     return RF_OK;
@@ -123,20 +132,11 @@ static rf_status parse_question(const line_ctx *c, const char *text, size_t len,
         st = rf_error_set(c->err, RF_ERR_FORMAT, "%s:%d: expected a JSON object", c->name, c->line);
         goto done;
     }
-    static const char *const known[] = {"id", "category", "prompt", "answer", "grader", "aliases"};
-    const char *key;
-    json_t *val;
-    json_object_foreach(obj, key, val) {
-        bool ok = false;
-        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
-            ok |= strcmp(key, known[k]) == 0;
-        if (!ok) {
-            st =
-                FIELD_ERR(c, RF_ERR_FORMAT, rf_printable(key, strlen(key), pbuf, 40),
-                          "unknown field (expected id, category, prompt, answer, grader, aliases)");
-            goto done;
-        }
-    }
+    static const char *const known[] = {"id",     "category", "prompt", "answer",
+                                        "grader", "aliases",  NULL};
+    char where[300];
+    rf_jr j = line_jr(c, where, sizeof where);
+    if ((st = rf_jr_keys(&j, obj, NULL, known))) goto done;
     if ((st = get_string(c, obj, "id", &q->id))) goto done;
     size_t idn = strlen(q->id);
     if (idn > RF_QUESTION_ID_MAX) {

@@ -1,6 +1,7 @@
 /* runfile.c: strict JSON run files and the bench's flags. */
 #include "bench/runfile.h"
 #include "util/file.h"
+#include "util/json_read.h"
 #include "util/utf8.h"
 
 #include <errno.h>
@@ -98,75 +99,10 @@ void rf_runfile_help(FILE *f) {
 
 /* ---- JSON ---- */
 
-typedef struct ctx {
-    const char *name;
-    rf_error *err;
-} ctx;
+typedef rf_jr ctx;
 
 static rf_status bad(ctx *c, const char *path, const char *what) {
-    return rf_error_set(c->err, RF_ERR_ARG, "%s: %s: %s", c->name, path, what);
-}
-
-/* Every key of o must be in allowed (NULL-terminated). */
-static rf_status only_keys(ctx *c, const char *path, json_t *o, const char *const *allowed) {
-    if (!json_is_object(o)) return bad(c, path, "expected an object");
-    const char *k;
-    json_t *v;
-    json_object_foreach(o, k, v) {
-        int ok = 0;
-        for (int i = 0; allowed[i]; i++) ok |= !strcmp(k, allowed[i]);
-        if (!ok) {
-            char p[256];
-            snprintf(p, sizeof p, "%s.%s", path, k);
-            return bad(c, p, "unknown key");
-        }
-    }
-    return RF_OK;
-}
-
-static rf_status get_int(ctx *c, const char *path, json_t *o, const char *key, long lo, long hi,
-                         int *out) {
-    json_t *v = json_object_get(o, key);
-    if (!v) return RF_OK;
-    char p[256];
-    snprintf(p, sizeof p, "%s.%s", path, key);
-    if (!json_is_integer(v)) return bad(c, p, "expected an integer");
-    json_int_t x = json_integer_value(v);
-    if (x < lo || x > hi) {
-        char m[96];
-        snprintf(m, sizeof m, "%lld is not in [%ld, %ld]", (long long)x, lo, hi);
-        return bad(c, p, m);
-    }
-    *out = (int)x;
-    return RF_OK;
-}
-
-static rf_status get_num(ctx *c, const char *path, json_t *o, const char *key, double lo, double hi,
-                         double *out) {
-    json_t *v = json_object_get(o, key);
-    if (!v) return RF_OK;
-    char p[256];
-    snprintf(p, sizeof p, "%s.%s", path, key);
-    if (!json_is_number(v)) return bad(c, p, "expected a number");
-    double x = json_number_value(v);
-    if (!(x >= lo && x <= hi)) {
-        char m[96];
-        snprintf(m, sizeof m, "%g is not in [%g, %g]", x, lo, hi);
-        return bad(c, p, m);
-    }
-    *out = x;
-    return RF_OK;
-}
-
-static rf_status get_str(ctx *c, const char *path, json_t *o, const char *key, const char **out) {
-    json_t *v = json_object_get(o, key);
-    if (!v || json_is_null(v)) return RF_OK;
-    char p[256];
-    snprintf(p, sizeof p, "%s.%s", path, key);
-    if (!json_is_string(v) || !*json_string_value(v))
-        return bad(c, p, "expected a non-empty string");
-    *out = json_string_value(v);
-    return RF_OK;
+    return rf_jr_fail(c, RF_JR_OTHER, path, "%s", what);
 }
 
 static int suite_of(const char *s) {
@@ -204,24 +140,27 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
         "max_seqs", "n_ctx",      "timeout_s",       "stall_s",     "price",
         "hardware", "extra_body", "max_reply_bytes", "model_file",  "bytes_per_token",
         "suites",   NULL};
-    rf_status st = only_keys(c, path, o, keys);
-    if (!st) st = get_str(c, path, o, "name", &bb->cfg.name);
-    if (!st) st = get_str(c, path, o, "uri", &bb->cfg.uri);
-    if (!st) st = get_str(c, path, o, "model", &bb->cfg.model);
-    if (!st) st = get_str(c, path, o, "api_key_env", &bb->cfg.api_key_env);
-    if (!st) st = get_int(c, path, o, "threads", 0, 1024, &bb->cfg.threads);
-    if (!st) st = get_int(c, path, o, "max_seqs", 0, 256, &bb->cfg.max_seqs);
-    if (!st) st = get_int(c, path, o, "n_ctx", 0, 1 << 24, &bb->cfg.n_ctx);
-    if (!st) st = get_num(c, path, o, "timeout_s", 0, 86400, &bb->cfg.timeout_s);
-    if (!st) st = get_num(c, path, o, "stall_s", 0, 86400, &bb->cfg.stall_s);
+    rf_status st = rf_jr_keys(c, o, path, keys);
+    if (!st) st = rf_jr_str(c, o, path, "name", RF_JR_NULLABLE | RF_JR_NONEMPTY, &bb->cfg.name);
+    if (!st) st = rf_jr_str(c, o, path, "uri", RF_JR_NULLABLE | RF_JR_NONEMPTY, &bb->cfg.uri);
+    if (!st) st = rf_jr_str(c, o, path, "model", RF_JR_NULLABLE | RF_JR_NONEMPTY, &bb->cfg.model);
+    if (!st)
+        st = rf_jr_str(c, o, path, "api_key_env", RF_JR_NULLABLE | RF_JR_NONEMPTY,
+                       &bb->cfg.api_key_env);
+    if (!st) st = rf_jr_i32(c, o, path, "threads", 0, 0, 1024, &bb->cfg.threads);
+    if (!st) st = rf_jr_i32(c, o, path, "max_seqs", 0, 0, 256, &bb->cfg.max_seqs);
+    if (!st) st = rf_jr_i32(c, o, path, "n_ctx", 0, 0, 1 << 24, &bb->cfg.n_ctx);
+    if (!st) st = rf_jr_num(c, o, path, "timeout_s", 0, 0, 86400, &bb->cfg.timeout_s);
+    if (!st) st = rf_jr_num(c, o, path, "stall_s", 0, 0, 86400, &bb->cfg.stall_s);
     double cap = (double)bb->cfg.max_reply_bytes;
-    if (!st) st = get_num(c, path, o, "max_reply_bytes", 0, (double)((int64_t)1 << 40), &cap);
+    if (!st) st = rf_jr_num(c, o, path, "max_reply_bytes", 0, 0, (double)((int64_t)1 << 40), &cap);
     if (!st && cap != (double)(int64_t)cap) {
         char p[96];
         snprintf(p, sizeof p, "%s.max_reply_bytes", path);
         st = bad(c, p, "expected a whole number of bytes");
     }
-    if (!st) st = get_str(c, path, o, "model_file", &bb->model_file);
+    if (!st)
+        st = rf_jr_str(c, o, path, "model_file", RF_JR_NULLABLE | RF_JR_NONEMPTY, &bb->model_file);
     json_t *bs = json_object_get(o, "suites");
     if (!st && bs) {
         char p[96];
@@ -236,7 +175,7 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
             bb->suites |= 1u << k;
         }
     }
-    if (!st) st = get_num(c, path, o, "bytes_per_token", 0, 1e15, &bb->bytes_per_token);
+    if (!st) st = rf_jr_num(c, o, path, "bytes_per_token", 0, 0, 1e15, &bb->bytes_per_token);
     if (st) return st;
     bb->cfg.max_reply_bytes = (int64_t)cap;
     json_t *xb = json_object_get(o, "extra_body");
@@ -259,11 +198,13 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
         snprintf(p, sizeof p, "%s.price", path);
         static const char *const pk[] = {"usd_per_hour", "usd_per_m_input", "usd_per_m_output",
                                          "instance", NULL};
-        st = only_keys(c, p, price, pk);
-        if (!st) st = get_str(c, p, price, "instance", &bb->price_instance);
-        if (!st) st = get_num(c, p, price, "usd_per_hour", 0, 1e6, &bb->usd_per_hour);
-        if (!st) st = get_num(c, p, price, "usd_per_m_input", 0, 1e6, &bb->usd_per_m_input);
-        if (!st) st = get_num(c, p, price, "usd_per_m_output", 0, 1e6, &bb->usd_per_m_output);
+        st = rf_jr_keys(c, price, p, pk);
+        if (!st)
+            st = rf_jr_str(c, price, p, "instance", RF_JR_NULLABLE | RF_JR_NONEMPTY,
+                           &bb->price_instance);
+        if (!st) st = rf_jr_num(c, price, p, "usd_per_hour", 0, 0, 1e6, &bb->usd_per_hour);
+        if (!st) st = rf_jr_num(c, price, p, "usd_per_m_input", 0, 0, 1e6, &bb->usd_per_m_input);
+        if (!st) st = rf_jr_num(c, price, p, "usd_per_m_output", 0, 0, 1e6, &bb->usd_per_m_output);
         if (st) return st;
     }
     json_t *hw = json_object_get(o, "hardware");
@@ -271,10 +212,10 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
         char p[96];
         snprintf(p, sizeof p, "%s.hardware", path);
         static const char *const hk[] = {"name", "mem_bw_gbs", "mem_gb", NULL};
-        st = only_keys(c, p, hw, hk);
-        if (!st) st = get_str(c, p, hw, "name", &bb->hardware);
-        if (!st) st = get_num(c, p, hw, "mem_bw_gbs", 0, 1e7, &bb->mem_bw_gbs);
-        if (!st) st = get_num(c, p, hw, "mem_gb", 0, 1e7, &bb->mem_gb);
+        st = rf_jr_keys(c, hw, p, hk);
+        if (!st) st = rf_jr_str(c, hw, p, "name", RF_JR_NULLABLE | RF_JR_NONEMPTY, &bb->hardware);
+        if (!st) st = rf_jr_num(c, hw, p, "mem_bw_gbs", 0, 0, 1e7, &bb->mem_bw_gbs);
+        if (!st) st = rf_jr_num(c, hw, p, "mem_gb", 0, 0, 1e7, &bb->mem_gb);
         if (st) return st;
     }
     return RF_OK;
@@ -295,7 +236,8 @@ static rf_status parse_levels(ctx *c, json_t *a, rf_run_desc *d) {
 }
 
 rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *rf, rf_error *err) {
-    ctx c = {name, err};
+    ctx c = rf_jr_make(name, RF_ERR_ARG, err);
+    c.style = RF_JR_STYLE_PATH;
     json_error_t je;
     json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
     if (!root)
@@ -310,7 +252,7 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
     rf_run_desc *d = &rf->desc;
     static const char *const keys[] = {"backends", "suites", "speed", "load",  "accuracy", "agent",
                                        "probe",    "aba",    "out",   "membw", "slo",      NULL};
-    rf_status st = only_keys(&c, "run", root, keys);
+    rf_status st = rf_jr_keys(&c, root, "run", keys);
     if (st) return st;
     json_t *bs = json_object_get(root, "backends");
     if (bs) {
@@ -351,59 +293,69 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
     json_t *o;
     if ((o = json_object_get(root, "speed"))) {
         static const char *const k[] = {"runs", "max_tokens", "prompt", NULL};
-        st = only_keys(&c, "speed", o, k);
-        if (!st) st = get_int(&c, "speed", o, "runs", 1, 1000, &d->speed_runs);
-        if (!st) st = get_int(&c, "speed", o, "max_tokens", 1, 1 << 20, &d->speed_tokens);
-        if (!st) st = get_str(&c, "speed", o, "prompt", &d->speed_prompt);
+        st = rf_jr_keys(&c, o, "speed", k);
+        if (!st) st = rf_jr_i32(&c, o, "speed", "runs", 0, 1, 1000, &d->speed_runs);
+        if (!st) st = rf_jr_i32(&c, o, "speed", "max_tokens", 0, 1, 1 << 20, &d->speed_tokens);
+        if (!st)
+            st = rf_jr_str(&c, o, "speed", "prompt", RF_JR_NULLABLE | RF_JR_NONEMPTY,
+                           &d->speed_prompt);
         if (st) return st;
     }
     if ((o = json_object_get(root, "load"))) {
         static const char *const k[] = {"levels",          "requests", "max_tokens",
                                         "warmup",          "rate",     "rate_requests",
                                         "max_concurrency", "seed",     NULL};
-        st = only_keys(&c, "load", o, k);
+        st = rf_jr_keys(&c, o, "load", k);
         if (!st && json_object_get(o, "levels"))
             st = parse_levels(&c, json_object_get(o, "levels"), d);
-        if (!st) st = get_int(&c, "load", o, "requests", 0, 1 << 20, &d->load_requests);
-        if (!st) st = get_int(&c, "load", o, "max_tokens", 1, 1 << 20, &d->load_tokens);
-        if (!st) st = get_int(&c, "load", o, "warmup", 0, 1 << 20, &d->load_warmup);
-        if (!st) st = get_num(&c, "load", o, "rate", 0, RF_BENCH_MAX_RATE, &d->rate);
+        if (!st) st = rf_jr_i32(&c, o, "load", "requests", 0, 0, 1 << 20, &d->load_requests);
+        if (!st) st = rf_jr_i32(&c, o, "load", "max_tokens", 0, 1, 1 << 20, &d->load_tokens);
+        if (!st) st = rf_jr_i32(&c, o, "load", "warmup", 0, 0, 1 << 20, &d->load_warmup);
+        if (!st) st = rf_jr_num(&c, o, "load", "rate", 0, 0, RF_BENCH_MAX_RATE, &d->rate);
         if (!st && d->rate > 0 && d->rate < RF_BENCH_MIN_RATE)
             st = bad(&c, "load.rate", "below 0.001 requests per second (0: fixed concurrency)");
-        if (!st) st = get_int(&c, "load", o, "rate_requests", 1, 1 << 20, &d->rate_requests);
+        if (!st) st = rf_jr_i32(&c, o, "load", "rate_requests", 0, 1, 1 << 20, &d->rate_requests);
         if (!st)
-            st = get_int(&c, "load", o, "max_concurrency", 0, 1 << 20, &d->rate_max_concurrency);
+            st = rf_jr_i32(&c, o, "load", "max_concurrency", 0, 0, 1 << 20,
+                           &d->rate_max_concurrency);
         int seed = (int)d->rate_seed;
-        if (!st) st = get_int(&c, "load", o, "seed", 0, 1 << 30, &seed);
+        if (!st) st = rf_jr_i32(&c, o, "load", "seed", 0, 0, 1 << 30, &seed);
         d->rate_seed = (uint64_t)seed;
         if (st) return st;
     }
     if ((o = json_object_get(root, "accuracy"))) {
         static const char *const k[] = {"questions", "max_tokens", "concurrency", NULL};
-        st = only_keys(&c, "accuracy", o, k);
-        if (!st) st = get_str(&c, "accuracy", o, "questions", &d->questions);
-        if (!st) st = get_int(&c, "accuracy", o, "max_tokens", 1, 1 << 20, &d->accuracy_tokens);
-        if (!st) st = get_int(&c, "accuracy", o, "concurrency", 1, 4096, &d->accuracy_concurrency);
+        st = rf_jr_keys(&c, o, "accuracy", k);
+        if (!st)
+            st = rf_jr_str(&c, o, "accuracy", "questions", RF_JR_NULLABLE | RF_JR_NONEMPTY,
+                           &d->questions);
+        if (!st)
+            st = rf_jr_i32(&c, o, "accuracy", "max_tokens", 0, 1, 1 << 20, &d->accuracy_tokens);
+        if (!st)
+            st = rf_jr_i32(&c, o, "accuracy", "concurrency", 0, 1, 4096, &d->accuracy_concurrency);
         if (st) return st;
     }
     if ((o = json_object_get(root, "agent"))) {
         static const char *const k[] = {"task", "runs", NULL};
-        st = only_keys(&c, "agent", o, k);
-        if (!st) st = get_str(&c, "agent", o, "task", &d->agent_task);
-        if (!st) st = get_int(&c, "agent", o, "runs", 1, 1000, &d->agent_runs);
+        st = rf_jr_keys(&c, o, "agent", k);
+        if (!st)
+            st = rf_jr_str(&c, o, "agent", "task", RF_JR_NULLABLE | RF_JR_NONEMPTY, &d->agent_task);
+        if (!st) st = rf_jr_i32(&c, o, "agent", "runs", 0, 1, 1000, &d->agent_runs);
         if (st) return st;
     }
     if ((o = json_object_get(root, "probe"))) {
         static const char *const k[] = {"question", NULL};
-        st = only_keys(&c, "probe", o, k);
-        if (!st) st = get_str(&c, "probe", o, "question", &d->probe_question);
+        st = rf_jr_keys(&c, o, "probe", k);
+        if (!st)
+            st = rf_jr_str(&c, o, "probe", "question", RF_JR_NULLABLE | RF_JR_NONEMPTY,
+                           &d->probe_question);
         if (st) return st;
     }
     if ((o = json_object_get(root, "aba"))) {
         static const char *const k[] = {"a", "b", "suites", NULL};
-        st = only_keys(&c, "aba", o, k);
-        if (!st) st = get_str(&c, "aba", o, "a", &d->aba_a);
-        if (!st) st = get_str(&c, "aba", o, "b", &d->aba_b);
+        st = rf_jr_keys(&c, o, "aba", k);
+        if (!st) st = rf_jr_str(&c, o, "aba", "a", RF_JR_NULLABLE | RF_JR_NONEMPTY, &d->aba_a);
+        if (!st) st = rf_jr_str(&c, o, "aba", "b", RF_JR_NULLABLE | RF_JR_NONEMPTY, &d->aba_b);
         if (st) return st;
         if (!d->aba_a || !d->aba_b) return bad(&c, "aba", "needs \"a\" and \"b\" backend names");
         d->aba = true;
@@ -427,14 +379,14 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
             }
         }
     }
-    st = get_str(&c, "run", root, "out", &d->out_dir);
+    st = rf_jr_str(&c, root, "run", "out", RF_JR_NULLABLE | RF_JR_NONEMPTY, &d->out_dir);
     if (!st && (o = json_object_get(root, "slo"))) {
         static const char *const k[] = {"ttft_ms", "tpot_ms", "e2e_ms", "attainment", NULL};
-        st = only_keys(&c, "slo", o, k);
-        if (!st) st = get_num(&c, "slo", o, "ttft_ms", 0, 1e9, &d->slo_ttft_ms);
-        if (!st) st = get_num(&c, "slo", o, "tpot_ms", 0, 1e9, &d->slo_tpot_ms);
-        if (!st) st = get_num(&c, "slo", o, "e2e_ms", 0, 1e9, &d->slo_e2e_ms);
-        if (!st) st = get_num(&c, "slo", o, "attainment", 0, 1, &d->slo_attainment);
+        st = rf_jr_keys(&c, o, "slo", k);
+        if (!st) st = rf_jr_num(&c, o, "slo", "ttft_ms", 0, 0, 1e9, &d->slo_ttft_ms);
+        if (!st) st = rf_jr_num(&c, o, "slo", "tpot_ms", 0, 0, 1e9, &d->slo_tpot_ms);
+        if (!st) st = rf_jr_num(&c, o, "slo", "e2e_ms", 0, 0, 1e9, &d->slo_e2e_ms);
+        if (!st) st = rf_jr_num(&c, o, "slo", "attainment", 0, 0, 1, &d->slo_attainment);
         if (st) return st;
     }
     json_t *mb = json_object_get(root, "membw");
@@ -638,7 +590,8 @@ static rf_status parse_args(int argc, char **argv, rf_runfile *rf, int *want_hel
             d->suites_set = true;
             char *buf = own_copy(rf, v);
             if (!buf) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-            ctx c = {"--suites", err};
+            ctx c = rf_jr_make("--suites", RF_ERR_ARG, err);
+            c.style = RF_JR_STYLE_PATH;
             int n = 0;
             for (char *tok = strtok(buf, ","); tok && !st; tok = strtok(NULL, ","), n++)
                 st = set_suite(&c, d, "value", tok);

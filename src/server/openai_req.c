@@ -9,6 +9,7 @@
 
 #include "util/buf.h"
 #include "util/json_kind.h"
+#include "util/json_read.h"
 
 rf_status rf_oai_error_set(rf_oai_error *e, int http, const char *param, const char *code,
                            const char *fmt, ...) {
@@ -60,40 +61,13 @@ static char *own(rf_oai_req *r, char *s) {
     return s;
 }
 
-/* A number field in [lo, hi] (open ends when lo_open / hi_open); absent or null keeps *out. */
-static rf_status num_field(const json_t *root, const char *name, double lo, bool lo_open, double hi,
-                           bool hi_open, double *out, rf_oai_error *e) {
-    const json_t *v = json_object_get(root, name);
-    if (!v || json_is_null(v)) return RF_OK;
-    if (!json_is_number(v)) return wrong_type(e, name, v, "a number");
-    double x = json_number_value(v);
-    if (!isfinite(x) || (lo_open ? x <= lo : x < lo) || (hi_open ? x >= hi : x > hi))
-        return bad(e, name, "'%s' is %g, not in %c%g, %g%c", name, x, lo_open ? '(' : '[', lo, hi,
-                   hi_open ? ')' : ']');
-    *out = x;
-    return RF_OK;
-}
-
-/* An integer field in [lo, hi]; absent or null keeps *out. */
-static rf_status int_field(const json_t *root, const char *name, json_int_t lo, json_int_t hi,
-                           json_int_t *out, rf_oai_error *e) {
-    const json_t *v = json_object_get(root, name);
-    if (!v || json_is_null(v)) return RF_OK;
-    if (!json_is_integer(v)) return wrong_type(e, name, v, "an integer");
-    json_int_t x = json_integer_value(v);
-    if (x < lo || x > hi)
-        return bad(e, name, "'%s' is %lld, not in [%lld, %lld]", name, (long long)x, (long long)lo,
-                   (long long)hi);
-    *out = x;
-    return RF_OK;
-}
-
-static rf_status bool_field(const json_t *root, const char *name, bool *out, rf_oai_error *e) {
-    const json_t *v = json_object_get(root, name);
-    if (!v || json_is_null(v)) return RF_OK;
-    if (!json_is_boolean(v)) return wrong_type(e, name, v, "a boolean");
-    *out = json_is_true(v);
-    return RF_OK;
+/* The OpenAI error for a member read that failed (util/json_read.h): param is the member's
+ * path; code missing_required_parameter, invalid_type, or invalid_value for the rest. */
+static rf_status jr_error(const rf_jr *j, rf_oai_error *e) {
+    const char *code = j->why == RF_JR_MISSING ? "missing_required_parameter"
+                       : j->why == RF_JR_TYPE  ? "invalid_type"
+                                               : "invalid_value";
+    return rf_oai_error_set(e, 400, j->path, code, "%s", j->err->msg);
 }
 
 /* A message's content: a string, or an array of {type:"text", text} parts (joined). */
@@ -227,8 +201,9 @@ static rf_status parse_stop(rf_oai_req *r, rf_oai_error *e) {
 /* Fields we do not implement yet: refused rather than silently ignored. */
 static rf_status refuse_unsupported(const json_t *root, rf_oai_error *e) {
     const json_t *v = json_object_get(root, "tools");
-    if (v && !json_is_null(v) && !(json_is_array(v) && json_array_size(v) == 0))
-        return unsupported(e, "tools");
+    if (json_is_array(v) && json_array_size(v) == 0) /* as OpenAI: leave it out for no tools */
+        return bad(e, "tools", "'tools' must not be empty (leave it out for no tools)");
+    if (v && !json_is_null(v)) return unsupported(e, "tools");
     v = json_object_get(root, "tool_choice");
     if (v && !json_is_null(v) && !(json_is_string(v) && !strcmp(json_string_value(v), "none")))
         return unsupported(e, "tool_choice");
@@ -248,13 +223,14 @@ static rf_status refuse_unsupported(const json_t *root, rf_oai_error *e) {
     return RF_OK;
 }
 
-static rf_status parse_fields(rf_oai_req *r, const rf_oai_limits *lim, rf_oai_error *e) {
+static rf_status parse_fields(rf_oai_req *r, const rf_oai_limits *lim, unsigned flags,
+                              rf_oai_error *e) {
     const json_t *root = r->root;
-    rf_status st;
-    const json_t *m = json_object_get(root, "model");
-    if (m && !json_is_null(m)) {
-        if (!json_is_string(m)) return wrong_type(e, "model", m, "a string");
-        r->model = json_string_value(m);
+    rf_error jerr;
+    rf_jr j = rf_jr_make(NULL, RF_ERR_ARG, &jerr);
+    const unsigned opt = RF_JR_NULLABLE; /* absent or null: the default */
+    if (rf_jr_str(&j, root, NULL, "model", opt, &r->model)) return jr_error(&j, e);
+    if (r->model) {
         bool known = !lim || !lim->models;
         for (size_t i = 0; !known && lim->models[i]; i++) known = !strcmp(lim->models[i], r->model);
         if (!known)
@@ -264,46 +240,45 @@ static rf_status parse_fields(rf_oai_req *r, const rf_oai_limits *lim, rf_oai_er
                                     r->model);
     }
     int32_t n_ctx = lim && lim->n_ctx > 0 ? lim->n_ctx : INT32_MAX;
-    json_int_t mt = -1;
-    if ((st = int_field(root, "max_tokens", 1, n_ctx, &mt, e))) return st;
-    if ((st = int_field(root, "max_completion_tokens", 1, n_ctx, &mt, e))) return st;
+    json_int_t mt = -1, k = 0, seed = 0, n = 1;
+    double temp = 1, top_p = 1;
+    if (rf_jr_int(&j, root, NULL, "max_tokens", opt, 1, n_ctx, &mt) ||
+        rf_jr_int(&j, root, NULL, "max_completion_tokens", opt, 1, n_ctx, &mt) ||
+        rf_jr_num(&j, root, NULL, "temperature", opt, 0, 2, &temp) ||
+        rf_jr_num(&j, root, NULL, "top_p", opt | RF_JR_LO_OPEN, 0, 1, &top_p) ||
+        rf_jr_int(&j, root, NULL, "top_k", opt, 0, INT32_MAX, &k) ||
+        rf_jr_int(&j, root, NULL, "seed", opt, INT64_MIN, INT64_MAX, &seed) ||
+        rf_jr_int(&j, root, NULL, "n", opt, 1, 1, &n) ||
+        rf_jr_num(&j, root, NULL, "presence_penalty", opt, -2, 2, &r->presence_penalty) ||
+        rf_jr_num(&j, root, NULL, "frequency_penalty", opt, -2, 2, &r->frequency_penalty) ||
+        rf_jr_bool(&j, root, NULL, "stream", opt, &r->stream) ||
+        rf_jr_bool(&j, root, NULL, "ignore_eos", opt, &r->ignore_eos))
+        return jr_error(&j, e);
     r->max_tokens = (int32_t)mt;
-    double d = 1;
-    if ((st = num_field(root, "temperature", 0, false, 2, false, &d, e))) return st;
-    r->temperature = (float)d;
-    d = 1;
-    if ((st = num_field(root, "top_p", 0, true, 1, false, &d, e))) return st;
-    r->top_p = (float)d;
-    json_int_t k = 0;
-    if ((st = int_field(root, "top_k", 0, INT32_MAX, &k, e))) return st;
+    r->temperature = (float)temp;
+    r->top_p = (float)top_p;
     r->top_k = (int32_t)k;
-    json_int_t seed = 0;
-    if ((st = int_field(root, "seed", INT64_MIN, INT64_MAX, &seed, e))) return st;
     r->seed = (uint64_t)seed;
-    json_int_t n = 1;
-    if ((st = int_field(root, "n", 1, 1, &n, e))) return st;
-    if ((st = num_field(root, "presence_penalty", -2, false, 2, false, &r->presence_penalty, e)))
-        return st;
-    if ((st = num_field(root, "frequency_penalty", -2, false, 2, false, &r->frequency_penalty, e)))
-        return st;
-    if ((st = bool_field(root, "stream", &r->stream, e))) return st;
-    if ((st = bool_field(root, "ignore_eos", &r->ignore_eos, e))) return st;
-    const json_t *so = json_object_get(root, "stream_options");
-    if (so && !json_is_null(so)) {
+    if (rf_jr_has(root, "stream_options")) {
         if (!r->stream)
             return bad(e, "stream_options", "'stream_options' is only allowed with stream true");
-        if (!json_is_object(so)) return wrong_type(e, "stream_options", so, "an object");
-        const json_t *iu = json_object_get(so, "include_usage");
-        if (iu && !json_is_null(iu) && !json_is_boolean(iu))
-            return wrong_type(e, "stream_options.include_usage", iu, "a boolean");
-        r->include_usage = json_is_true(iu);
+        json_t *so = NULL;
+        if (rf_jr_object(&j, root, NULL, "stream_options", 0, &so) ||
+            rf_jr_bool(&j, so, "stream_options", "include_usage", opt, &r->include_usage))
+            return jr_error(&j, e);
     }
+    rf_status st;
     if ((st = parse_stop(r, e))) return st;
-    return refuse_unsupported(root, e);
+    return (flags & RF_OAI_ACCEPT_UNSUPPORTED) ? RF_OK : refuse_unsupported(root, e);
 }
 
 rf_status rf_oai_parse(rf_oai_kind kind, const char *body, size_t len, const rf_oai_limits *lim,
                        rf_oai_req *out, rf_oai_error *e) {
+    return rf_oai_parse_ex(kind, body, len, lim, 0, out, e);
+}
+
+rf_status rf_oai_parse_ex(rf_oai_kind kind, const char *body, size_t len, const rf_oai_limits *lim,
+                          unsigned flags, rf_oai_req *out, rf_oai_error *e) {
     memset(out, 0, sizeof *out);
     out->kind = kind;
     json_error_t je;
@@ -320,7 +295,7 @@ rf_status rf_oai_parse(rf_oai_kind kind, const char *body, size_t len, const rf_
                               "the body must be a JSON object, not %s", rf_json_kind(out->root));
         goto fail;
     }
-    st = parse_fields(out, lim, e);
+    st = parse_fields(out, lim, flags, e);
     if (st) goto fail;
     if (kind == RF_OAI_CHAT) {
         st = parse_messages(out, e);

@@ -3,7 +3,8 @@
  * 400 whose error names the field (param); an unknown model is a 404 model_not_found. Unknown
  * extra fields are ignored, as OpenAI does. Fields accepted but not acted on yet:
  * presence_penalty and frequency_penalty (range-checked to [-2, 2], then ignored by the engine).
- * Fields refused with a 400 "not supported yet" rather than silently ignored: non-empty tools,
+ * An empty tools array is a 400 (as OpenAI's). Fields refused with a 400 "not supported yet"
+ * rather than silently ignored: non-empty tools,
  * tool_choice other than "none", response_format other than {"type":"text"}, logprobs true,
  * top_logprobs > 0.
  *
@@ -73,6 +74,12 @@ typedef struct rf_oai_limits {
  * 400, or 404 for an unknown model) and *out left zeroed. */
 rf_status rf_oai_parse(rf_oai_kind kind, const char *body, size_t len, const rf_oai_limits *lim,
                        rf_oai_req *out, rf_oai_error *e);
+/* rf_oai_parse with flags: RF_OAI_ACCEPT_UNSUPPORTED accepts (and leaves to the caller) the
+ * fields refused above as not supported yet: tools, tool_choice, response_format, logprobs,
+ * top_logprobs (the bench's fake backend answers tool calls itself). */
+#define RF_OAI_ACCEPT_UNSUPPORTED 1u
+rf_status rf_oai_parse_ex(rf_oai_kind kind, const char *body, size_t len, const rf_oai_limits *lim,
+                          unsigned flags, rf_oai_req *out, rf_oai_error *e);
 void rf_oai_req_free(rf_oai_req *r);
 
 /* The engine's parameters for a parsed request (stop strings borrowed from r). */

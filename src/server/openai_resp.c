@@ -64,23 +64,64 @@ json_t *rf_oai_response_json(const rf_oai_meta *m, const char *content, size_t l
     return with(o, "timings", rf_oai_timings_json(t));
 }
 
+json_t *rf_oai_delta_chunk_json(const rf_oai_meta *m, json_t *delta, const char *finish) {
+    json_t *choice = delta ? json_pack("{s:i, s:o, s:n, s:o}", "index", 0, "delta", delta,
+                                       "logprobs", "finish_reason", str_or_null(finish))
+                           : NULL;
+    json_t *o = with(envelope(m, true), "choices", choice ? json_pack("[o]", choice) : NULL);
+    return with(o, "usage", json_null());
+}
+
 json_t *rf_oai_chunk_json(const rf_oai_meta *m, const char *role, const char *content, size_t len,
                           const char *finish, const rf_oai_timings *t) {
-    json_t *choice;
+    json_t *o;
     if (m->kind == RF_OAI_CHAT) {
         json_t *delta = json_object();
         if (delta && role) json_object_set_new(delta, "role", json_string(role));
         if (delta && content) json_object_set_new(delta, "content", json_stringn(content, len));
-        choice = delta ? json_pack("{s:i, s:o, s:n, s:o}", "index", 0, "delta", delta, "logprobs",
-                                   "finish_reason", str_or_null(finish))
-                       : NULL;
+        o = rf_oai_delta_chunk_json(m, delta, finish);
     } else {
-        choice = json_pack("{s:i, s:s%, s:n, s:o}", "index", 0, "text", content ? content : "",
-                           content ? len : 0, "logprobs", "finish_reason", str_or_null(finish));
+        json_t *choice =
+            json_pack("{s:i, s:s%, s:n, s:o}", "index", 0, "text", content ? content : "",
+                      content ? len : 0, "logprobs", "finish_reason", str_or_null(finish));
+        o = with(envelope(m, true), "choices", choice ? json_pack("[o]", choice) : NULL);
+        o = with(o, "usage", json_null());
     }
-    json_t *o = with(envelope(m, true), "choices", choice ? json_pack("[o]", choice) : NULL);
-    o = with(o, "usage", json_null());
     if (t) o = with(o, "timings", rf_oai_timings_json(t));
+    return o;
+}
+
+json_t *rf_oai_tool_call_delta_json(int index, const char *id, const char *name, const char *args,
+                                    size_t len) {
+    json_t *fn = json_pack("{s:s%}", "arguments", args ? args : "", args ? len : 0);
+    if (fn && name) fn = with(fn, "name", json_string(name));
+    json_t *call = fn ? json_pack("{s:i, s:o}", "index", index, "function", fn) : NULL;
+    if (call && id) {
+        call = with(call, "id", json_string(id));
+        call = with(call, "type", json_string("function"));
+    }
+    return call ? json_pack("[o]", call) : NULL;
+}
+
+json_t *rf_oai_tool_calls_json(const char *id, const char *name, const char *args) {
+    return json_pack("[{s:s, s:s, s:{s:s, s:s}}]", "id", id, "type", "function", "function", "name",
+                     name, "arguments", args);
+}
+
+json_t *rf_oai_assistant_json(const char *content, size_t len, json_t *tool_calls) {
+    json_t *msg = json_pack("{s:s, s:o, s:n}", "role", "assistant", "content",
+                            content ? json_stringn(content, len) : json_null(), "refusal");
+    if (tool_calls) return with(msg, "tool_calls", tool_calls);
+    return msg;
+}
+
+json_t *rf_oai_chat_body_json(const rf_oai_meta *m, json_t *message, const char *finish,
+                              json_t *usage) {
+    json_t *choice = message ? json_pack("{s:i, s:o, s:n, s:s}", "index", 0, "message", message,
+                                         "logprobs", "finish_reason", finish)
+                             : NULL;
+    json_t *o = with(envelope(m, false), "choices", choice ? json_pack("[o]", choice) : NULL);
+    if (usage) return with(o, "usage", usage);
     return o;
 }
 

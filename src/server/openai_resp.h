@@ -55,6 +55,30 @@ json_t *rf_oai_chunk_json(const rf_oai_meta *m, const char *role, const char *co
 json_t *rf_oai_usage_chunk_json(const rf_oai_meta *m, int32_t prompt_tokens,
                                 int32_t completion_tokens);
 
+/* ---- Building blocks the fake backend (bench/fake_server.c) writes its tool calls and its
+ * own envelopes with; generic, for any writer of these shapes. ---- */
+
+/* A chat stream chunk around a caller's delta (stolen, also on failure): choices [{index 0,
+ * delta, logprobs null, finish_reason (null when finish is NULL)}], "usage": null. */
+json_t *rf_oai_delta_chunk_json(const rf_oai_meta *m, json_t *delta, const char *finish);
+
+/* A stream delta's tool_calls: [{index, id, type "function", function {name, arguments}}],
+ * id and type only with id non-NULL, name only when non-NULL; arguments is args[0..len). */
+json_t *rf_oai_tool_call_delta_json(int index, const char *id, const char *name, const char *args,
+                                    size_t len);
+
+/* A non-stream message's tool_calls: [{id, type "function", function {name, arguments}}]. */
+json_t *rf_oai_tool_calls_json(const char *id, const char *name, const char *args);
+
+/* The assistant message of a non-stream chat body: {role, content (null when content is NULL),
+ * refusal null, tool_calls (stolen; left out when NULL)}. */
+json_t *rf_oai_assistant_json(const char *content, size_t len, json_t *tool_calls);
+
+/* A non-stream chat.completion body around a caller's message (stolen): one choice {index 0,
+ * message, logprobs null, finish_reason}, and usage (stolen) unless NULL. No timings. */
+json_t *rf_oai_chat_body_json(const rf_oai_meta *m, json_t *message, const char *finish,
+                              json_t *usage);
+
 /* GET /v1/models: {object:"list", data:[{id, object:"model", created, owned_by, root}]}. */
 json_t *rf_oai_models_json(const char *id, int64_t created);
 

@@ -588,6 +588,12 @@ static void test_endpoints(void) {
         {"POST", "/v1/chat/completions", "{" MSGS ",\"fake\":{\"fault\":\"boom\"}}", "fake.fault",
          400},
         {"POST", "/v1/chat/completions", "{" MSGS ",\"fake\":3}", "fake", 400},
+        /* the server's parser (server/openai_req.h) */
+        {"POST", "/v1/chat/completions", "{\"messages\":[{\"role\":\"wizard\",\"content\":\"x\"}]}",
+         "messages[0].role", 400},
+        {"POST", "/v1/chat/completions", "{" MSGS ",\"temperature\":-1}", "temperature", 400},
+        {"POST", "/v1/chat/completions", "{" MSGS ",\"fake\":{\"tokens\":\"3\"}}", "fake.tokens",
+         400},
         {"GET", "/v1/chat/completions", NULL, NULL, 405},
         {"GET", "/v1/nothing", NULL, NULL, 404},
     };

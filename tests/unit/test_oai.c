@@ -1,146 +1,111 @@
-/* test_oai.c: the OpenAI request validation (server/openai_req.h) as a table of bodies and the
- * status and error param each must give, and the response shapes (server/openai_resp.h) against
- * golden JSON. No model, no network. */
+/* test_oai.c: the OpenAI request validation (server/openai_req.h) on the parse-level cases of
+ * tests/data/openai_errors.json (the status and error type, code and param each must give; the
+ * same file drives tests/integration/test_errors.py over HTTP), and the response shapes
+ * (server/openai_resp.h) against golden JSON. No model, no network. */
 #include <jansson.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "server/openai_req.h"
 #include "server/openai_resp.h"
 
-typedef struct req_case {
-    rf_oai_kind kind;
-    const char *body;
-    int http;          /* 0: valid */
-    const char *param; /* expected error param ("" for null) */
-    const char *code;  /* expected error code, or NULL to skip the check */
-} req_case;
+/* The body of a case: raw (its bytes), raw_repeat ({text, times}) or body (JSON, compact);
+ * malloc'd, *len set. NULL when the case has none. */
+static char *case_body(const json_t *c, size_t *len) {
+    const json_t *raw = json_object_get(c, "raw"), *rep = json_object_get(c, "raw_repeat");
+    const json_t *body = json_object_get(c, "body");
+    char *out = NULL;
+    if (json_is_string(raw)) {
+        *len = json_string_length(raw);
+        out = xmalloc(*len + 1);
+        memcpy(out, json_string_value(raw), *len + 1);
+    } else if (json_is_object(rep)) {
+        const char *t = json_string_value(json_object_get(rep, "text"));
+        size_t tl = t ? strlen(t) : 0,
+               n = (size_t)json_integer_value(json_object_get(rep, "times"));
+        *len = tl * n;
+        out = xmalloc(*len + 1);
+        for (size_t i = 0; i < n; i++) memcpy(out + i * tl, t, tl);
+        out[*len] = 0;
+    } else if (body) {
+        out = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
+        *len = out ? strlen(out) : 0;
+    }
+    return out;
+}
 
-#define MSG "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]"
+/* An expected error member: NULL when the case does not check it, "" for null. */
+static const char *want_member(const json_t *c, const char *key) {
+    const json_t *v = json_object_get(c, key);
+    if (!v) return NULL;
+    return json_is_null(v) ? "" : json_string_value(v);
+}
 
-static const req_case g_cases[] = {
-    {RF_OAI_CHAT, "{" MSG "}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{\"model\":\"m\"," MSG ",\"unknown_field\":[1,2]}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{\"model\":\"other\"," MSG "}", 404, "model", "model_not_found"},
-    {RF_OAI_CHAT, "{\"model\":7," MSG "}", 400, "model", "invalid_type"},
-    {RF_OAI_CHAT, "not json", 400, "", "invalid_json"},
-    {RF_OAI_CHAT, "[1]", 400, "", "invalid_json"},
-    {RF_OAI_CHAT, "{" MSG "} trailing", 400, "", "invalid_json"},
-    {RF_OAI_CHAT, "{\"messages\":[]," MSG "}", 400, "", "invalid_json"}, /* duplicate key */
-    {RF_OAI_CHAT, "{}", 400, "messages", "missing_required_parameter"},
-    {RF_OAI_CHAT, "{\"messages\":[]}", 400, "messages", "invalid_value"},
-    {RF_OAI_CHAT, "{\"messages\":{}}", 400, "messages", "invalid_type"},
-    {RF_OAI_CHAT, "{\"messages\":[3]}", 400, "messages[0]", "invalid_type"},
-    {RF_OAI_CHAT, "{\"messages\":[{\"role\":\"wizard\",\"content\":\"x\"}]}", 400,
-     "messages[0].role", "invalid_value"},
-    {RF_OAI_CHAT, "{\"messages\":[{\"content\":\"x\"}]}", 400, "messages[0].role", "invalid_type"},
-    {RF_OAI_CHAT, "{\"messages\":[{\"role\":\"user\"}]}", 400, "messages[0].content",
-     "missing_required_parameter"},
-    {RF_OAI_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":5}]}", 400, "messages[0].content",
-     "invalid_type"},
-    {RF_OAI_CHAT,
-     "{\"messages\":[{\"role\":\"developer\",\"content\":\"be brief\"},"
-     "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
-     "{\"type\":\"text\",\"text\":\"b\"}]}]}",
-     0, NULL, NULL},
-    {RF_OAI_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]}",
-     400, "messages[0].content", "invalid_value"},
-    {RF_OAI_CHAT,
-     "{\"messages\":[{\"role\":\"user\",\"content\":\"q\"},{\"role\":\"assistant\","
-     "\"content\":null,\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
-     "\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},{\"role\":\"tool\","
-     "\"tool_call_id\":\"c1\",\"content\":\"42\"}]}",
-     0, NULL, NULL},
-    {RF_OAI_CHAT, "{\"messages\":[{\"role\":\"assistant\",\"content\":null}]}", 400,
-     "messages[0].content", "missing_required_parameter"},
-    {RF_OAI_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\",\"tool_calls\":[]}]}", 400,
-     "messages[0].tool_calls", "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"max_tokens\":0}", 400, "max_tokens", "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"max_tokens\":-5}", 400, "max_tokens", "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"max_tokens\":5000}", 400, "max_tokens", "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"max_tokens\":1.5}", 400, "max_tokens", "invalid_type"},
-    {RF_OAI_CHAT, "{" MSG ",\"max_completion_tokens\":0}", 400, "max_completion_tokens",
-     "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"max_completion_tokens\":4096}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"temperature\":2.5}", 400, "temperature", "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"temperature\":-0.1}", 400, "temperature", "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"temperature\":\"hot\"}", 400, "temperature", "invalid_type"},
-    {RF_OAI_CHAT, "{" MSG ",\"temperature\":0}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"temperature\":2}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"temperature\":null}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"top_p\":0}", 400, "top_p", "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"top_p\":1.01}", 400, "top_p", "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"top_p\":1}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"top_k\":-1}", 400, "top_k", "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"top_k\":40}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"seed\":\"x\"}", 400, "seed", "invalid_type"},
-    {RF_OAI_CHAT, "{" MSG ",\"seed\":-3}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"n\":2}", 400, "n", "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"n\":1}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"presence_penalty\":2.5}", 400, "presence_penalty", "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"frequency_penalty\":-2.1}", 400, "frequency_penalty",
-     "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"presence_penalty\":1,\"frequency_penalty\":-1}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"stream\":\"yes\"}", 400, "stream", "invalid_type"},
-    {RF_OAI_CHAT, "{" MSG ",\"stream_options\":{\"include_usage\":true}}", 400, "stream_options",
-     "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"stream\":true,\"stream_options\":{\"include_usage\":1}}", 400,
-     "stream_options.include_usage", "invalid_type"},
-    {RF_OAI_CHAT, "{" MSG ",\"stream\":true,\"stream_options\":{\"include_usage\":true}}", 0, NULL,
-     NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"stop\":\"\\n\"}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"stop\":[\"a\",\"b\",\"c\",\"d\"]}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}", 400, "stop",
-     "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"stop\":[1]}", 400, "stop", "invalid_type"},
-    {RF_OAI_CHAT, "{" MSG ",\"stop\":\"\"}", 400, "stop", "invalid_value"},
-    {RF_OAI_CHAT, "{" MSG ",\"stop\":{}}", 400, "stop", "invalid_type"},
-    {RF_OAI_CHAT, "{" MSG ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]}",
-     400, "tools", "unsupported_parameter"},
-    {RF_OAI_CHAT, "{" MSG ",\"tools\":[]}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"tool_choice\":\"auto\"}", 400, "tool_choice",
-     "unsupported_parameter"},
-    {RF_OAI_CHAT, "{" MSG ",\"tool_choice\":\"none\"}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"response_format\":{\"type\":\"json_schema\"}}", 400,
-     "response_format", "unsupported_parameter"},
-    {RF_OAI_CHAT, "{" MSG ",\"response_format\":{\"type\":\"text\"}}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"logprobs\":true}", 400, "logprobs", "unsupported_parameter"},
-    {RF_OAI_CHAT, "{" MSG ",\"logprobs\":false,\"top_logprobs\":0}", 0, NULL, NULL},
-    {RF_OAI_CHAT, "{" MSG ",\"top_logprobs\":3}", 400, "top_logprobs", "unsupported_parameter"},
-    {RF_OAI_COMPLETION, "{\"prompt\":\"Once\"}", 0, NULL, NULL},
-    {RF_OAI_COMPLETION, "{\"prompt\":\"Once\",\"max_tokens\":8,\"stream\":true}", 0, NULL, NULL},
-    {RF_OAI_COMPLETION, "{}", 400, "prompt", "missing_required_parameter"},
-    {RF_OAI_COMPLETION, "{\"prompt\":[1,2]}", 400, "prompt", "invalid_type"},
-    {RF_OAI_COMPLETION, "{\"prompt\":\"\"}", 400, "prompt", "invalid_value"},
-    {RF_OAI_COMPLETION, "{\"prompt\":\"a\\u0000b\"}", 400, "", "invalid_json"},
-    {RF_OAI_COMPLETION, "{\"prompt\":\"x\",\"temperature\":9}", 400, "temperature",
-     "invalid_value"},
-};
-
+/* Every parse-level case of tests/data/openai_errors.json through rf_oai_parse: the status, the
+ * error's type, code and param, a message, and the request left zeroed on failure. */
 static void test_requests(void) {
+    const char *dir = getenv("ROOFLINE_TEST_DATA");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/openai_errors.json", dir ? dir : "tests/data");
+    json_error_t je;
+    json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    CHECK_MSG(doc != NULL, "%s: %s (line %d)", path, je.text, je.line);
+    const json_t *cases = json_object_get(doc, "cases");
     const char *models[] = {"m", NULL};
     rf_oai_limits lim = {models, 4096};
-    for (size_t i = 0; i < sizeof g_cases / sizeof g_cases[0]; i++) {
-        const req_case *c = &g_cases[i];
+    size_t i, n_run = 0, n_bad = 0;
+    const json_t *c;
+    json_array_foreach(cases, i, c) {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        const char *ep = json_string_value(json_object_get(c, "endpoint"));
+        const char *method = json_string_value(json_object_get(c, "method"));
+        CHECK_MSG(name && ep && method, "case %zu: name, endpoint and method are required", i);
+        if (!name || !ep || !method) continue;
+        bool chat = !strcmp(ep, "/v1/chat/completions"), compl = !strcmp(ep, "/v1/completions");
+        const json_t *pv = json_object_get(c, "parse");
+        bool parse = pv ? json_is_true(pv) : (chat || compl ) && !strcmp(method, "POST");
+        if (!parse) continue;
+        CHECK_MSG(chat || compl, "%s: a parse case must be a completions endpoint", name);
+        int http = (int)json_integer_value(json_object_get(c, "status"));
+        size_t len = 0;
+        char *body = case_body(c, &len);
+        CHECK_MSG(body != NULL, "%s: no body", name);
+        if (!body) continue;
+        n_run++;
         rf_oai_req q;
         rf_oai_error e;
         memset(&e, 0, sizeof e);
-        rf_status st = rf_oai_parse(c->kind, c->body, strlen(c->body), &lim, &q, &e);
-        if (c->http == 0) {
-            CHECK_MSG(st == RF_OK, "case %zu %s: %d %s (%s)", i, c->body, e.http, e.msg, e.param);
-            rf_oai_req_free(&q);
+        rf_status st =
+            rf_oai_parse(chat ? RF_OAI_CHAT : RF_OAI_COMPLETION, body, len, &lim, &q, &e);
+        if (http == 200) {
+            CHECK_MSG(st == RF_OK, "%s: %d %s (%s)", name, e.http, e.msg, e.param);
+            if (st == RF_OK) rf_oai_req_free(&q);
+            free(body);
             continue;
         }
-        CHECK_MSG(st != RF_OK && e.http == c->http, "case %zu %s: status %d, want %d (%s)", i,
-                  c->body, st ? e.http : 200, c->http, e.msg);
-        CHECK_MSG(st == RF_OK || !strcmp(e.param, c->param), "case %zu %s: param '%s', want '%s'",
-                  i, c->body, e.param, c->param);
-        CHECK_MSG(st == RF_OK || !c->code || !strcmp(e.code, c->code),
-                  "case %zu %s: code '%s', want '%s'", i, c->body, e.code, c->code);
-        CHECK_MSG(st == RF_OK || e.msg[0], "case %zu: empty message", i);
+        n_bad++;
+        CHECK_MSG(st != RF_OK && e.http == http, "%s: status %d, want %d (%s)", name,
+                  st ? e.http : 200, http, e.msg);
+        if (st == RF_OK) {
+            rf_oai_req_free(&q);
+            free(body);
+            continue;
+        }
+        const char *type = want_member(c, "type"), *code = want_member(c, "code"),
+                   *param = want_member(c, "param");
+        CHECK_MSG(!type || !strcmp(e.type, type), "%s: type '%s', want '%s'", name, e.type, type);
+        CHECK_MSG(!code || !strcmp(e.code, code), "%s: code '%s', want '%s'", name, e.code, code);
+        CHECK_MSG(!param || !strcmp(e.param, param), "%s: param '%s', want '%s'", name, e.param,
+                  param);
+        CHECK_MSG(e.msg[0], "%s: empty message", name);
         CHECK(q.root == NULL && q.msgs == NULL); /* left zeroed */
-        if (st == RF_OK) rf_oai_req_free(&q);
+        free(body);
     }
+    CHECK_MSG(n_run >= 70 && n_bad >= 50, "only %zu cases (%zu bad) read from %s", n_run, n_bad,
+              path);
+    json_decref(doc);
 }
 
 static void test_fields(void) {
