@@ -260,7 +260,8 @@ rf_status rf_engine_check_request(const rf_engine *e, const rf_request_params *p
     if (p->presence_penalty != 0.0f || p->frequency_penalty != 0.0f || p->logprobs >= 0)
         return rf_error_set(err, RF_ERR_UNSUPPORTED,
                             "penalties and logprobs are not supported yet");
-    if (p->json_schema || p->tool_choice != RF_TOOL_CHOICE_NONE)
+    if (p->json_schema || p->tool_choice == RF_TOOL_CHOICE_REQUIRED ||
+        p->tool_choice == RF_TOOL_CHOICE_NAMED)
         return rf_error_set(err, RF_ERR_UNSUPPORTED,
                             "constrained output (json_schema, tool_choice) is not supported yet");
     return RF_OK;

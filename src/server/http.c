@@ -20,6 +20,7 @@
 
 #include "server/openai_req.h"
 #include "server/openai_resp.h"
+#include "server/tool_stream.h"
 #include "util/buf.h"
 #include "util/clock.h"
 
@@ -69,6 +70,12 @@ typedef struct srv_req {
     bool include_usage, role_sent, ended;
     rf_buf out;
     size_t out_off;
+    /* tool calls (chat with tools and a tool_choice other than none) */
+    char *tools_json; /* owned copy, or NULL: no tools */
+    rf_tsplit split;  /* stream: the reply split into content and calls as it comes */
+    bool split_on, split_oom;
+    rf_buf reply; /* stream: the whole reply, for the final parse */
+    rf_buf chunk; /* stream: the text taken from pending for this round */
 } srv_req;
 
 rf_srv_params rf_srv_default_params(void) {
@@ -85,6 +92,10 @@ static void req_unref(srv_req *r) {
     rf_buf_free(&r->body);
     rf_buf_free(&r->pending);
     rf_buf_free(&r->out);
+    rf_buf_free(&r->reply);
+    rf_buf_free(&r->chunk);
+    if (r->split_on) rf_tsplit_free(&r->split);
+    free(r->tools_json);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
     free(r);
@@ -92,6 +103,30 @@ static void req_unref(srv_req *r) {
 
 static const char *finish_reason(rf_finish f) {
     return f == RF_FINISH_LENGTH ? "length" : "stop";
+}
+
+/* A call's id: unique per server run (the engine's request id) and call. */
+static void call_id(const srv_req *r, int32_t index, char *out, size_t cap) {
+    snprintf(out, cap, "call_%llu_%d", (unsigned long long)r->eid, (int)index);
+}
+
+/* The reply's calls as a message's tool_calls array (from index `from` on), or NULL when there
+ * are none (or out of memory: *oom). */
+static json_t *tool_calls_json(const srv_req *r, const rf_reply *rep, int32_t from, bool *oom) {
+    if (rep->n_calls <= from) return NULL;
+    json_t *arr = json_array();
+    for (int32_t i = from; arr && i < rep->n_calls; i++) {
+        char id[64];
+        call_id(r, i, id, sizeof id);
+        json_t *one = rf_oai_tool_calls_json(id, rep->calls[i].name, rep->calls[i].arguments);
+        if (!one || json_array_extend(arr, one)) {
+            json_decref(arr);
+            arr = NULL;
+        }
+        json_decref(one);
+    }
+    if (!arr) *oom = true;
+    return arr;
 }
 
 /* ---- plain responses ---- */
@@ -195,6 +230,63 @@ static bool gen_failed(const srv_req *r, rf_oai_error *e) {
 
 /* ---- streaming ---- */
 
+/* The splitter's pieces as stream chunks, appended to the reader's output. */
+static void on_split(void *user, rf_tsplit_kind k, int32_t index, const char *text, size_t len) {
+    srv_req *r = user;
+    json_t *o = NULL;
+    if (k == RF_TSPLIT_CONTENT) {
+        o = rf_oai_chunk_json(&r->meta, NULL, text, len, NULL, NULL);
+    } else {
+        char id[64], name[80];
+        call_id(r, index, id, sizeof id);
+        snprintf(name, sizeof name, "%.*s", (int)len, text);
+        json_t *calls = k == RF_TSPLIT_CALL
+                            ? rf_oai_tool_call_delta_json(index, id, name, "", 0)
+                            : rf_oai_tool_call_delta_json(index, NULL, NULL, text, len);
+        json_t *delta = calls ? json_pack("{s:o}", "tool_calls", calls) : NULL;
+        o = delta ? rf_oai_delta_chunk_json(&r->meta, delta, NULL) : NULL;
+    }
+    if (rf_oai_sse_event(&r->out, o)) r->split_oom = true;
+}
+
+/* After the reply's end: what the splitter held back, and the calls it did not stream, from
+ * the parse of the whole reply. Returns the number of calls in all. */
+static int32_t stream_finish_tools(srv_req *r) {
+    const char *held;
+    size_t held_len;
+    int32_t streamed = r->split.n_calls;
+    if (!rf_tsplit_finish(&r->split, &held, &held_len)) return streamed;
+    rf_reply rep;
+    rf_error err = {0};
+    int32_t total = streamed;
+    pthread_rwlock_rdlock(&r->s->lock);
+    rf_status st = r->s->e ? rf_engine_parse_reply(r->s->e, (const char *)r->reply.data,
+                                                   r->reply.len, r->tools_json, &rep, &err)
+                           : RF_ERR_INTERNAL;
+    pthread_rwlock_unlock(&r->s->lock);
+    if (st) {
+        r->split_oom = true;
+        return streamed;
+    }
+    if (rep.n_calls > streamed) {
+        for (int32_t i = streamed; i < rep.n_calls; i++) {
+            char id[64];
+            call_id(r, i, id, sizeof id);
+            const char *a = rep.calls[i].arguments;
+            json_t *calls = rf_oai_tool_call_delta_json(i, id, rep.calls[i].name, a, strlen(a));
+            json_t *delta = calls ? json_pack("{s:o}", "tool_calls", calls) : NULL;
+            if (rf_oai_sse_event(&r->out,
+                                 delta ? rf_oai_delta_chunk_json(&r->meta, delta, NULL) : NULL))
+                r->split_oom = true;
+        }
+        total = rep.n_calls;
+    } else if (held_len) {
+        on_split(r, RF_TSPLIT_CONTENT, -1, held, held_len);
+    }
+    rf_reply_free(&rep);
+    return total;
+}
+
 static bool stream_next(srv_req *r) {
     const rf_oai_meta *m = &r->meta;
     if (!r->role_sent) {
@@ -211,7 +303,16 @@ static bool stream_next(srv_req *r) {
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
     }
     rf_status st = RF_OK;
-    if (r->pending.len) {
+    if (r->pending.len && r->split_on) { /* split outside the lock */
+        rf_buf_reset(&r->chunk);
+        st = rf_buf_append(&r->chunk, r->pending.data, r->pending.len);
+        rf_buf_reset(&r->pending);
+        pthread_mutex_unlock(&r->mu);
+        if (!st) st = rf_buf_append(&r->reply, r->chunk.data, r->chunk.len);
+        if (!st) st = rf_tsplit_push(&r->split, (const char *)r->chunk.data, r->chunk.len);
+        if (!st && r->split_oom) st = RF_ERR_NOMEM;
+        pthread_mutex_lock(&r->mu);
+    } else if (r->pending.len) {
         json_t *o =
             rf_oai_chunk_json(m, NULL, (const char *)r->pending.data, r->pending.len, NULL, NULL);
         rf_buf_reset(&r->pending);
@@ -234,8 +335,13 @@ static bool stream_next(srv_req *r) {
         return !st && !rf_oai_sse_done(&r->out);
     }
     rf_oai_timings t = timings_of(r);
-    st = rf_oai_sse_event(&r->out,
-                          rf_oai_chunk_json(m, NULL, NULL, 0, finish_reason(r->finish), &t));
+    const char *fin = finish_reason(r->finish);
+    if (r->split_on) {
+        int32_t calls = stream_finish_tools(r);
+        if (r->split_oom) return false;
+        if (calls > 0 && r->finish == RF_FINISH_STOP) fin = "tool_calls";
+    }
+    st = rf_oai_sse_event(&r->out, rf_oai_chunk_json(m, NULL, NULL, 0, fin, &t));
     if (!st && r->include_usage)
         st = rf_oai_sse_event(&r->out, rf_oai_usage_chunk_json(m, r->n_prompt, r->n_gen));
     return !st && !rf_oai_sse_done(&r->out);
@@ -286,12 +392,26 @@ static enum MHD_Result submit(srv_req *r, struct MHD_Connection *c, const rf_oai
     }
     const char *text = q->prompt;
     if (q->kind == RF_OAI_CHAT) {
-        rf_status st = rf_engine_chat_prompt(s->e, q->msgs, q->n_msgs, NULL, true, &prompt, &err);
+        const char *tools = q->tool_choice != RF_TOOL_CHOICE_NONE ? q->tools_json : NULL;
+        rf_status st = rf_engine_chat_prompt(s->e, q->msgs, q->n_msgs, tools, true, &prompt, &err);
         if (st) {
             ret = fail(r, c, st == RF_ERR_NOMEM ? 500 : 400, "messages", NULL, "%s", err.msg);
             goto out;
         }
         text = prompt;
+    }
+    rf_request_params p = rf_oai_engine_params(q);
+    rf_status cst = rf_engine_check_request(s->e, &p, &err);
+    if (cst) { /* a schema or tool parameters the constraint engine cannot enforce */
+        ret =
+            fail(r, c, cst == RF_ERR_NOMEM ? 500 : 400,
+                 p.json_schema ? "response_format" : (p.tools_json ? "tools" : NULL),
+                 cst == RF_ERR_UNSUPPORTED ? "unsupported_schema" : "invalid_value", "%s", err.msg);
+        goto out;
+    }
+    if (p.tools_json && !(r->tools_json = strdup(p.tools_json))) {
+        ret = fail(r, c, 500, NULL, NULL, "out of memory");
+        goto out;
     }
     int64_t n = rf_engine_tokenize_alloc(s->e, text, strlen(text), true, true, &ids, &err);
     if (n < 0) {
@@ -308,7 +428,6 @@ static enum MHD_Result submit(srv_req *r, struct MHD_Connection *c, const rf_oai
                    q->kind == RF_OAI_CHAT ? "messages" : "prompt", (long long)want);
         goto out;
     }
-    rf_request_params p = rf_oai_engine_params(q);
     atomic_fetch_add(&r->refs, 1); /* the engine's, until the final event */
     r->submitted = true;
     rf_status st = rf_engine_submit(s->e, ids, (int32_t)n, &p, on_event, r, &r->eid, &err);
@@ -333,6 +452,36 @@ out:
     return ret;
 }
 
+/* A non-stream chat reply to a request with tools: read for calls in the model's format. */
+static enum MHD_Result answer_tool_reply(srv_req *r, struct MHD_Connection *c,
+                                         const rf_oai_timings *t) {
+    rf_reply rep;
+    rf_error err = {0};
+    pthread_rwlock_rdlock(&r->s->lock);
+    rf_status st = r->s->e ? rf_engine_parse_reply(r->s->e, (const char *)r->pending.data,
+                                                   r->pending.len, r->tools_json, &rep, &err)
+                           : RF_ERR_INTERNAL;
+    pthread_rwlock_unlock(&r->s->lock);
+    if (st) return fail(r, c, 500, NULL, NULL, "reading the reply's tool calls: %s", err.msg);
+    bool oom = false;
+    json_t *calls = tool_calls_json(r, &rep, 0, &oom);
+    const char *fin = finish_reason(r->finish);
+    if (calls && r->finish == RF_FINISH_STOP) fin = "tool_calls";
+    json_t *o = NULL;
+    if (!oom) {
+        if (calls) {
+            const char *content = rep.content;
+            o = rf_oai_tool_response_json(&r->meta, content, content ? strlen(content) : 0, calls,
+                                          fin, t);
+        } else {
+            o = rf_oai_response_json(&r->meta, (const char *)r->pending.data, r->pending.len, fin,
+                                     t);
+        }
+    }
+    rf_reply_free(&rep);
+    return queue_json(r, c, 200, o, NULL, NULL);
+}
+
 static enum MHD_Result answer_completion(srv_req *r, struct MHD_Connection *c, rf_oai_kind kind) {
     rf_srv *s = r->s;
     rf_oai_req q;
@@ -349,6 +498,18 @@ static enum MHD_Result answer_completion(srv_req *r, struct MHD_Connection *c, r
     snprintf(r->id, sizeof r->id, "%s-%llu", kind == RF_OAI_CHAT ? "chatcmpl" : "cmpl",
              (unsigned long long)r->eid);
     r->meta = (rf_oai_meta){kind, r->id, (int64_t)time(NULL), s->model_id};
+    if (stream && r->tools_json) {
+        const char *open = NULL, *close = NULL;
+        pthread_rwlock_rdlock(&s->lock);
+        if (s->e) rf_engine_tool_markers(s->e, &open, &close);
+        pthread_rwlock_unlock(&s->lock);
+        rf_error err = {0};
+        if (rf_tsplit_init(&r->split, open, close, r->tools_json, on_split, r, &err)) {
+            cancel_req(r);
+            return MHD_NO;
+        }
+        r->split_on = true;
+    }
     if (stream) {
         atomic_fetch_add(&r->refs, 1); /* the reader's */
         struct MHD_Response *resp = MHD_create_response_from_callback(
@@ -390,6 +551,7 @@ static enum MHD_Result answer_completion(srv_req *r, struct MHD_Connection *c, r
     }
     if (gen_failed(r, &e)) return queue_error(r, c, &e, e.http == 503 ? "Retry-After" : NULL, "1");
     rf_oai_timings t = timings_of(r);
+    if (r->tools_json) return answer_tool_reply(r, c, &t);
     return queue_json(r, c, 200,
                       rf_oai_response_json(&r->meta, (const char *)r->pending.data, r->pending.len,
                                            finish_reason(r->finish), &t),
@@ -561,6 +723,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         rf_buf_init(&r->body, s->body_max);
         rf_buf_init(&r->pending, 0);
         rf_buf_init(&r->out, 0);
+        rf_buf_init(&r->reply, 0);
+        rf_buf_init(&r->chunk, 0);
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         r->fd = ci ? (int)ci->connect_fd : -1;

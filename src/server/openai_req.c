@@ -49,7 +49,7 @@ static rf_status unsupported(rf_oai_error *e, const char *param) {
                             "'%s' is not supported yet by this server", param);
 }
 
-static char *own(rf_oai_req *r, char *s) {
+char *rf_oai_req_own(rf_oai_req *r, char *s) {
     if (!s) return NULL;
     char **more = realloc(r->owned, (r->n_owned + 1) * sizeof *more);
     if (!more) {
@@ -63,7 +63,7 @@ static char *own(rf_oai_req *r, char *s) {
 
 /* The OpenAI error for a member read that failed (util/json_read.h): param is the member's
  * path; code missing_required_parameter, invalid_type, or invalid_value for the rest. */
-static rf_status jr_error(const rf_jr *j, rf_oai_error *e) {
+rf_status rf_oai_jr_error(const rf_jr *j, rf_oai_error *e) {
     const char *code = j->why == RF_JR_MISSING ? "missing_required_parameter"
                        : j->why == RF_JR_TYPE  ? "invalid_type"
                                                : "invalid_value";
@@ -103,7 +103,7 @@ static rf_status content_text(rf_oai_req *r, const json_t *c, const char *param,
         st = rf_oai_error_set(e, 500, NULL, NULL, "out of memory");
         goto out;
     }
-    *out = own(r, (char *)rf_buf_take(&b, NULL));
+    *out = rf_oai_req_own(r, (char *)rf_buf_take(&b, NULL));
     if (!*out) st = rf_oai_error_set(e, 500, NULL, NULL, "out of memory");
 out:
     rf_buf_free(&b);
@@ -144,7 +144,7 @@ static rf_status parse_messages(rf_oai_req *r, rf_oai_error *e) {
             if (!assistant) return bad(e, param, "only an assistant message has tool_calls");
             if (!json_is_array(tc)) return wrong_type(e, param, tc, "an array");
             if (json_array_size(tc)) {
-                o->tool_calls = own(r, json_dumps(tc, JSON_COMPACT));
+                o->tool_calls = rf_oai_req_own(r, json_dumps(tc, JSON_COMPACT));
                 if (!o->tool_calls) return rf_oai_error_set(e, 500, NULL, NULL, "out of memory");
             }
         }
@@ -200,20 +200,7 @@ static rf_status parse_stop(rf_oai_req *r, rf_oai_error *e) {
 
 /* Fields we do not implement yet: refused rather than silently ignored. */
 static rf_status refuse_unsupported(const json_t *root, rf_oai_error *e) {
-    const json_t *v = json_object_get(root, "tools");
-    if (json_is_array(v) && json_array_size(v) == 0) /* as OpenAI: leave it out for no tools */
-        return bad(e, "tools", "'tools' must not be empty (leave it out for no tools)");
-    if (v && !json_is_null(v)) return unsupported(e, "tools");
-    v = json_object_get(root, "tool_choice");
-    if (v && !json_is_null(v) && !(json_is_string(v) && !strcmp(json_string_value(v), "none")))
-        return unsupported(e, "tool_choice");
-    v = json_object_get(root, "response_format");
-    if (v && !json_is_null(v)) {
-        const json_t *t = json_object_get(v, "type");
-        if (!json_is_string(t) || strcmp(json_string_value(t), "text") != 0)
-            return unsupported(e, "response_format");
-    }
-    v = json_object_get(root, "logprobs");
+    const json_t *v = json_object_get(root, "logprobs");
     if (v && !json_is_null(v) && !json_is_false(v) &&
         !(json_is_integer(v) && json_integer_value(v) == 0))
         return unsupported(e, "logprobs");
@@ -229,7 +216,7 @@ static rf_status parse_fields(rf_oai_req *r, const rf_oai_limits *lim, unsigned 
     rf_error jerr;
     rf_jr j = rf_jr_make(NULL, RF_ERR_ARG, &jerr);
     const unsigned opt = RF_JR_NULLABLE; /* absent or null: the default */
-    if (rf_jr_str(&j, root, NULL, "model", opt, &r->model)) return jr_error(&j, e);
+    if (rf_jr_str(&j, root, NULL, "model", opt, &r->model)) return rf_oai_jr_error(&j, e);
     if (r->model) {
         bool known = !lim || !lim->models;
         for (size_t i = 0; !known && lim->models[i]; i++) known = !strcmp(lim->models[i], r->model);
@@ -253,7 +240,7 @@ static rf_status parse_fields(rf_oai_req *r, const rf_oai_limits *lim, unsigned 
         rf_jr_num(&j, root, NULL, "frequency_penalty", opt, -2, 2, &r->frequency_penalty) ||
         rf_jr_bool(&j, root, NULL, "stream", opt, &r->stream) ||
         rf_jr_bool(&j, root, NULL, "ignore_eos", opt, &r->ignore_eos))
-        return jr_error(&j, e);
+        return rf_oai_jr_error(&j, e);
     r->max_tokens = (int32_t)mt;
     r->temperature = (float)temp;
     r->top_p = (float)top_p;
@@ -265,10 +252,11 @@ static rf_status parse_fields(rf_oai_req *r, const rf_oai_limits *lim, unsigned 
         json_t *so = NULL;
         if (rf_jr_object(&j, root, NULL, "stream_options", 0, &so) ||
             rf_jr_bool(&j, so, "stream_options", "include_usage", opt, &r->include_usage))
-            return jr_error(&j, e);
+            return rf_oai_jr_error(&j, e);
     }
     rf_status st;
     if ((st = parse_stop(r, e))) return st;
+    if ((st = rf_oai_parse_tools(r, e))) return st;
     return (flags & RF_OAI_ACCEPT_UNSUPPORTED) ? RF_OK : refuse_unsupported(root, e);
 }
 
@@ -341,5 +329,12 @@ rf_request_params rf_oai_engine_params(const rf_oai_req *r) {
     p.max_tokens = r->max_tokens;
     p.ignore_eos = r->ignore_eos;
     for (int i = 0; i < RF_OAI_MAX_STOPS && r->stop[i]; i++) p.stop[i] = r->stop[i];
+    p.json_schema = r->json_schema;
+    if (r->tool_choice != RF_TOOL_CHOICE_NONE) {
+        p.tools_json = r->tools_json;
+        p.tool_choice = r->tool_choice;
+        p.tool_name = r->tool_name;
+        p.parallel_tool_calls = r->parallel_tool_calls;
+    }
     return p;
 }

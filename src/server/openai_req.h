@@ -60,6 +60,13 @@ typedef struct rf_oai_req {
     bool stream;
     bool include_usage; /* stream_options.include_usage */
     bool ignore_eos;    /* vLLM extension */
+    /* chat: tools and structured output (openai_tools.c) */
+    const char *tools_json;     /* the tools array as compact JSON (owned), or NULL */
+    rf_tool_choice tool_choice; /* NONE without tools; AUTO by default with them */
+    const char *tool_name;      /* NAMED: the function (borrowed from root) */
+    bool parallel_tool_calls;   /* default true */
+    const char *json_schema;    /* response_format json_object or json_schema: the schema as JSON
+                                 * text (owned or static), or NULL */
 } rf_oai_req;
 
 /* What the server accepts: the model ids it answers to (NULL-terminated; a request naming
@@ -81,6 +88,17 @@ rf_status rf_oai_parse(rf_oai_kind kind, const char *body, size_t len, const rf_
 rf_status rf_oai_parse_ex(rf_oai_kind kind, const char *body, size_t len, const rf_oai_limits *lim,
                           unsigned flags, rf_oai_req *out, rf_oai_error *e);
 void rf_oai_req_free(rf_oai_req *r);
+
+/* openai_tools.c: validates and fills the tool and response_format fields (chat; on
+ * completions those fields are a 400). */
+rf_status rf_oai_parse_tools(rf_oai_req *r, rf_oai_error *e);
+
+/* For the parser's files: keeps s (malloc'd) with the request, freed by rf_oai_req_free;
+ * returns s, or NULL (s freed) when out of memory. */
+char *rf_oai_req_own(rf_oai_req *r, char *s);
+/* For the parser's files: the 400 for a json_read failure (param: its path). */
+struct rf_jr;
+rf_status rf_oai_jr_error(const struct rf_jr *j, rf_oai_error *e);
 
 /* The engine's parameters for a parsed request (stop strings borrowed from r). */
 rf_request_params rf_oai_engine_params(const rf_oai_req *r);

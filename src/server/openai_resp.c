@@ -125,6 +125,15 @@ json_t *rf_oai_chat_body_json(const rf_oai_meta *m, json_t *message, const char 
     return o;
 }
 
+json_t *rf_oai_tool_response_json(const rf_oai_meta *m, const char *content, size_t len,
+                                  json_t *tool_calls, const char *finish, const rf_oai_timings *t) {
+    json_t *msg = rf_oai_assistant_json(content, len, tool_calls);
+    json_t *o =
+        msg ? rf_oai_chat_body_json(m, msg, finish, rf_oai_usage_json(t->prompt_n, t->predicted_n))
+            : NULL;
+    return with(o, "timings", rf_oai_timings_json(t));
+}
+
 json_t *rf_oai_usage_chunk_json(const rf_oai_meta *m, int32_t prompt_tokens,
                                 int32_t completion_tokens) {
     json_t *o = with(envelope(m, true), "choices", json_array());

@@ -79,6 +79,12 @@ json_t *rf_oai_assistant_json(const char *content, size_t len, json_t *tool_call
 json_t *rf_oai_chat_body_json(const rf_oai_meta *m, json_t *message, const char *finish,
                               json_t *usage);
 
+/* A whole non-stream chat response whose message calls tools: content (NULL: null), the
+ * tool_calls array (stolen: [{id, type "function", function {name, arguments}}]), finish_reason
+ * (normally "tool_calls"), usage and timings. */
+json_t *rf_oai_tool_response_json(const rf_oai_meta *m, const char *content, size_t len,
+                                  json_t *tool_calls, const char *finish, const rf_oai_timings *t);
+
 /* GET /v1/models: {object:"list", data:[{id, object:"model", created, owned_by, root}]}. */
 json_t *rf_oai_models_json(const char *id, int64_t created);
 

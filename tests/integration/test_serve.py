@@ -168,8 +168,9 @@ def test_errors(server, client):
     assert e.value.body["code"] == "model_not_found"
     with pytest.raises(openai.BadRequestError) as e:
         client.chat.completions.create(model=MODEL_ID, messages=MSGS, tools=[
-            {"type": "function", "function": {"name": "f", "parameters": {}}}])
-    assert e.value.body["param"] == "tools"
+            {"type": "function", "function": {"name": "f", "parameters": {}}}],
+            tool_choice={"type": "function", "function": {"name": "g"}})
+    assert e.value.body["param"] == "tool_choice.function.name"
     with pytest.raises(openai.BadRequestError) as e:
         client.chat.completions.create(model=MODEL_ID, messages=[
             {"role": "user", "content": "word " * 600}], max_tokens=4)
