@@ -184,7 +184,7 @@ static void cancel_req(srv_req *r) {
 
 static rf_oai_timings timings_of(const srv_req *r) {
     rf_oai_timings t = {0};
-    t.prompt_n = r->n_prompt;
+    t.prompt_n = r->n_prompt - r->n_cached; /* as llama-server: the prompt tokens computed */
     t.predicted_n = r->n_gen;
     t.cache_n = r->n_cached;
     if (r->t_first && r->t_admit) t.prompt_ms = (double)(r->t_first - r->t_admit) / 1e6;

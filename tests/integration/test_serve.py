@@ -111,7 +111,7 @@ def test_chat_non_stream(server, client):
     for k in ("prompt_n", "prompt_ms", "prompt_per_token_ms", "prompt_per_second", "predicted_n",
               "predicted_ms", "predicted_per_token_ms", "predicted_per_second", "cache_n"):
         assert k in t
-    assert t["prompt_n"] == r.usage.prompt_tokens and t["predicted_n"] == 6
+    assert t["prompt_n"] + t["cache_n"] == r.usage.prompt_tokens and t["predicted_n"] == 6
 
 
 def test_chat_stream_usage(client):
@@ -324,6 +324,7 @@ def test_prefix_cache_over_http(server, client):
                                         temperature=0)
     cache_n = r2.model_extra["timings"]["cache_n"]
     assert 0 < cache_n < r2.usage.prompt_tokens
+    assert r2.model_extra["timings"]["prompt_n"] == r2.usage.prompt_tokens - cache_n
     assert cache_n >= r1.usage.prompt_tokens - 1  # at least the first turn's prompt
     m = metrics(server)
     assert m["roofline:prefix_cache_hits_total"] - hits >= cache_n

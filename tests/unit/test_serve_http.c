@@ -188,6 +188,15 @@ static void test_server(const char *model) {
     CHECK(metric(&b, "roofline:e2e_request_latency_seconds_count") == 2.0);
     CHECK(metric(&b, "roofline:inter_token_latency_seconds_count") == 5.0); /* 3 + 2 gaps */
     CHECK(metric(&b, "roofline:weight_bytes_read_total") > 0);
+    /* non-stream from the cache: usage counts the whole prompt, timings split it */
+    CHECK(http("POST", "/v1/completions", cbody, "k", &b) == 200);
+    r = body_json(&b);
+    json_t *tm = json_object_get(r, "timings");
+    CHECK(json_integer_value(json_object_get(json_object_get(r, "usage"), "prompt_tokens")) ==
+          (json_int_t)n_prompt);
+    CHECK(json_integer_value(json_object_get(tm, "cache_n")) == (json_int_t)n_prompt - 1);
+    CHECK(json_integer_value(json_object_get(tm, "prompt_n")) == 1);
+    json_decref(r);
 
     /* context: 96 positions */
     CHECK(http("POST", "/v1/completions", "{\"prompt\":\"ab\",\"max_tokens\":96}", "k", &b) == 400);
