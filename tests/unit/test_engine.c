@@ -510,7 +510,7 @@ static void test_prefix_cache(void) {
     CHECK_MSG(got == NA + GA - 1, "continued conversation: n_cached %d, want %d", got, NA + GA - 1);
     CHECK_MSG(same_as_cold(&r, b, NB, 12), "continued conversation differs from a cold run");
     rf_engine_get_stats(e, &st);
-    CHECK(st.prefix_queries == NA + NB && st.prefix_hits == (uint64_t)(NA + GA - 1));
+    CHECK(st.prefix_queries == (uint64_t)(NA + NB) && st.prefix_hits == (uint64_t)(NA + GA - 1));
     /* a prompt shorter than the cached sequence: a prefix of b; its last token is recomputed */
     got = run_one(e, b, 15, 6, &r);
     CHECK_MSG(got == 14 && same_as_cold(&r, b, 15, 6), "prefix of a cached prompt: n_cached %d",
