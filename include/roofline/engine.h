@@ -231,7 +231,8 @@ typedef struct rf_engine_stats {
     uint64_t steps, prompt_tokens, generated_tokens;
     uint64_t finished[5]; /* by rf_finish */
     uint64_t refused_busy;
-    uint64_t prefix_queries; /* prompt tokens admitted (looked up in the prefix cache) */
+    uint64_t prefix_queries; /* prompt tokens admitted (looked up in the prefix cache; 0 with
+                              * prefix_cache off) */
     uint64_t prefix_hits;    /* of those, tokens whose KV was reused */
     int64_t kv_cached;       /* positions kept by idle slots for prefix reuse (memory each
                               * slot owns anyway: not part of kv_reserved) */
