@@ -46,6 +46,9 @@ typedef struct rf_engine_params {
     int32_t isa;               /* -1: the best kernels this CPU runs; else an rf_isa value */
     const char *chat_template; /* force a chat family ("gemma", "chatml", "qwen"); NULL: the
                                 * one the file's template is recognised as */
+    bool prefix_cache;         /* keep a finished request's KV in its idle slot and let a
+                                * request whose prompt starts with the same tokens reuse it
+                                * (results are the same); default on */
 } rf_engine_params;
 
 rf_engine_params rf_engine_default_params(void);
@@ -229,14 +232,16 @@ rf_status rf_engine_cancel(rf_engine *e, uint64_t id);
 typedef struct rf_engine_stats {
     int32_t running, waiting;
     int64_t kv_reserved; /* positions reserved by running requests */
-    int64_t kv_used;     /* positions stored */
+    int64_t kv_used;     /* positions stored by running requests */
     int64_t kv_budget;
     uint64_t steps, prompt_tokens, generated_tokens;
     uint64_t finished[5]; /* by rf_finish */
     uint64_t refused_busy;
-    uint64_t prefix_queries; /* prompt tokens admitted (looked up in the prefix cache) */
+    uint64_t prefix_queries; /* prompt tokens admitted (looked up in the prefix cache; 0 with
+                              * prefix_cache off) */
     uint64_t prefix_hits;    /* of those, tokens whose KV was reused */
-    int64_t kv_cached;       /* positions kept by idle slots for prefix reuse */
+    int64_t kv_cached;       /* positions kept by idle slots for prefix reuse (memory each
+                              * slot owns anyway: not part of kv_reserved) */
 } rf_engine_stats;
 
 void rf_engine_get_stats(rf_engine *e, rf_engine_stats *out);

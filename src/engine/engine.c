@@ -17,6 +17,7 @@ rf_engine_params rf_engine_default_params(void) {
     p.prefill_chunk = 64;
     p.max_queue = 256;
     p.isa = -1;
+    p.prefix_cache = true;
     return p;
 }
 
@@ -132,6 +133,11 @@ rf_status rf_engine_open(const rf_engine_params *params, rf_engine **out, rf_err
     for (int32_t i = 0; i < S; i++) {
         st = rf_sampler_new(&sp, rf_model_hparams(e->model)->n_vocab, &e->slots[i].smp, err);
         if (st) goto fail;
+        e->slots[i].toks = malloc(((size_t)e->p.n_ctx + 1) * sizeof *e->slots[i].toks);
+        if (!e->slots[i].toks) {
+            st = rf_error_set(err, RF_ERR_NOMEM, "engine: out of memory");
+            goto fail;
+        }
     }
     e->next_id = 1;
     if (pthread_create(&e->thread, NULL, rf_scheduler_main, e) != 0) {
@@ -161,7 +167,10 @@ void rf_engine_close(rf_engine *e) {
         free(r);
     }
     if (e->slots)
-        for (int32_t i = 0; i < e->p.max_seqs; i++) rf_sampler_free(e->slots[i].smp);
+        for (int32_t i = 0; i < e->p.max_seqs; i++) {
+            rf_sampler_free(e->slots[i].smp);
+            free(e->slots[i].toks);
+        }
     free(e->slots);
     free(e->queue);
     free(e->cancels);

@@ -46,6 +46,12 @@ typedef struct rf_slot {
     int64_t t_admit_ns, t_first_ns;
     rf_sampler *smp; /* one per slot, reconfigured per request */
     rf_textstream ts;
+    /* prefix cache (prefix.c; scheduler thread only): the tokens whose KV the slot's sequence
+     * holds (prompt, then generated), kept after the request ends */
+    int32_t *toks; /* n_ctx + 1, from open */
+    int32_t n_toks;
+    int32_t n_cached; /* prompt positions this request reused */
+    uint64_t used;    /* when its last request ended (lru_tick), for ties */
 } rf_slot;
 
 struct rf_engine {
@@ -69,6 +75,7 @@ struct rf_engine {
 
     rf_slot *slots; /* max_seqs */
     int64_t kv_reserved;
+    uint64_t lru_tick;
 
     /* step scratch, sized at open: nothing is allocated per step */
     int32_t *b_tok, *b_pos, *b_seq;

@@ -10,12 +10,15 @@
  *      end-of-generation token, a stop string, max_tokens or a full context (or with an error
  *      when the output's logits are not all finite numbers).
  * Nothing is allocated per step: the batch arrays, text buffer and samplers exist from open.
+ * A finished request's KV stays in its slot for the prefix cache (prefix.c): admission picks the
+ * free slot sharing the longest prefix with the prompt and prefill starts after it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine_int.h"
+#include "engine/prefix.h"
 #include "util/clock.h"
 
 static void emit(rf_engine *e, rf_slot *s, int32_t token, const char *text, size_t len,
@@ -32,6 +35,7 @@ static void emit(rf_engine *e, rf_slot *s, int32_t token, const char *text, size
     ev.t_submit_ns = s->req->t_submit_ns;
     ev.t_admit_ns = s->t_admit_ns;
     ev.t_first_ns = s->t_first_ns;
+    ev.n_cached = s->n_cached;
     ev.error = error;
     (void)e;
     s->req->fn(s->req->user, &ev);
@@ -39,16 +43,17 @@ static void emit(rf_engine *e, rf_slot *s, int32_t token, const char *text, size
 
 /* Ends the request in slot s: frees the slot and its KV budget first, so that when the final
  * event arrives the request is already gone (a cancel answers "unknown", the stats are settled),
- * then sends the final event. */
+ * then sends the final event. The slot's KV stays for the prefix cache. */
 static void finish(rf_engine *e, rf_slot *s, int32_t token, const char *text, size_t len,
                    rf_finish fin, const char *error) {
-    rf_context_seq_reset(e->ctx, (int32_t)(s - e->slots));
+    rf_prefix_release(e, (int32_t)(s - e->slots), fin);
     pthread_mutex_lock(&e->mu);
     e->kv_reserved -= s->req->reserve;
     e->stats.finished[fin]++;
     e->stats.generated_tokens += (uint64_t)s->n_gen;
     s->state = SLOT_FREE;
     s->cancel = 0;
+    rf_prefix_account(e);
     pthread_mutex_unlock(&e->mu);
     emit(e, s, token, text, len, fin, error); /* s->req is still ours: only this thread admits */
     free(s->req->prompt);
@@ -98,9 +103,8 @@ static int32_t admit(rf_engine *e, rf_req **dropped) {
     while (e->q_len > 0 && !e->stop) {
         rf_req *r = e->queue[e->q_head];
         if (e->kv_reserved + r->reserve > e->p.kv_budget) break; /* FIFO: wait for room */
-        int32_t free_slot = -1;
-        for (int32_t i = 0; i < e->p.max_seqs && free_slot < 0; i++)
-            if (e->slots[i].state == SLOT_FREE) free_slot = i;
+        int32_t keep = 0;
+        int32_t free_slot = rf_prefix_pick(e, r, &keep);
         if (free_slot < 0) break;
         e->q_head = (e->q_head + 1) % e->p.max_queue;
         e->q_len--;
@@ -108,13 +112,18 @@ static int32_t admit(rf_engine *e, rf_req **dropped) {
         s->req = r;
         s->state = SLOT_BUSY;
         s->decoding = false;
-        s->n_done = 0;
+        rf_prefix_take(e, free_slot, r, keep); /* n_done: the positions reused */
         s->n_gen = 0;
         s->cancel = 0;
         s->t_admit_ns = rf_now_ns();
         s->t_first_ns = 0;
         e->kv_reserved += r->reserve;
         e->stats.prompt_tokens += (uint64_t)r->n_prompt;
+        if (e->p.prefix_cache) {
+            e->stats.prefix_queries += (uint64_t)r->n_prompt;
+            e->stats.prefix_hits += (uint64_t)s->n_cached;
+        }
+        rf_prefix_account(e);
     }
     return nd;
 }
@@ -191,6 +200,7 @@ static void advance(rf_engine *e, int32_t si, int32_t row) {
     int32_t t = k ? rf_sampler_sample_top(s->smp, ids, vals, k)
                   : rf_sampler_sample(s->smp, rf_context_logits(e->ctx, row));
     s->n_gen++;
+    rf_prefix_push(e, s, t);
     if (!s->t_first_ns) s->t_first_ns = rf_now_ns();
     s->decoding = true;
     s->next = t;
@@ -253,6 +263,7 @@ void *rf_scheduler_main(void *arg) {
         rf_status st = rf_decode(e->ctx, &b, &err);
         pthread_mutex_lock(&e->mu);
         e->stats.steps++;
+        rf_prefix_account(e);
         pthread_mutex_unlock(&e->mu);
         if (st) { /* a bug or an invariant broken: fail the requests of this step, keep serving */
             for (int32_t i = 0; i < e->p.max_seqs; i++)

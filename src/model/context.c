@@ -169,7 +169,29 @@ int32_t rf_context_n_outputs(const rf_context *c) {
 }
 
 void rf_context_seq_reset(rf_context *c, int32_t seq) {
-    if (seq >= 0 && seq < c->kv.n_seq) c->kv.seq_len[seq] = 0;
+    if (seq >= 0 && seq < c->kv.n_seq) c->kv.seq_len[seq] = c->kv.ring_lo[seq] = 0;
+}
+
+/* The oldest position every sliding-window ring of seq still holds: its last cap positions,
+ * but none below the floor a previous truncation left (the slots past that end held later
+ * positions, since overwritten or stale). */
+static int32_t ring_low(const rf_context *c, int32_t seq) {
+    const rf_hparams *hp = &c->model->hp;
+    int32_t len = c->kv.seq_len[seq], lo = c->kv.ring_lo[seq];
+    for (int il = 0; il < hp->n_layer; il++) {
+        int32_t cap = c->kv.cap[il];
+        if (cap >= c->n_ctx || !hp->swa[il]) continue;
+        if (len - cap > lo) lo = len - cap;
+    }
+    return lo;
+}
+
+bool rf_context_seq_can_keep(const rf_context *c, int32_t seq, int32_t n_keep) {
+    if (seq < 0 || seq >= c->kv.n_seq) return false;
+    if (n_keep < 0 || n_keep > c->kv.seq_len[seq]) return false;
+    int32_t need = n_keep - c->model->hp.sliding_window + 1; /* oldest key position n_keep sees */
+    if (need < 0) need = 0;
+    return n_keep == 0 || need >= ring_low(c, seq);
 }
 
 rf_status rf_context_seq_truncate(rf_context *c, int32_t seq, int32_t n_keep, rf_error *err) {
@@ -179,18 +201,14 @@ rf_status rf_context_seq_truncate(rf_context *c, int32_t seq, int32_t n_keep, rf
     if (n_keep < 0 || n_keep > len)
         return rf_error_set(err, RF_ERR_ARG, "cannot keep %d positions of a sequence of %d", n_keep,
                             len);
-    const rf_hparams *hp = &c->model->hp;
-    for (int il = 0; il < hp->n_layer; il++) {
-        int32_t cap = c->kv.cap[il];
-        if (cap >= c->n_ctx || !hp->swa[il]) continue;
-        int32_t need = n_keep - hp->sliding_window + 1; /* oldest key position n_keep sees */
-        if (need < 0) need = 0;
-        if (n_keep > 0 && need < len - cap)
-            return rf_error_set(err, RF_ERR_ARG,
-                                "cannot truncate sequence %d from %d to %d positions: the sliding "
-                                "window ring no longer holds position %d",
-                                seq, len, n_keep, need);
-    }
+    if (!rf_context_seq_can_keep(c, seq, n_keep))
+        return rf_error_set(
+            err, RF_ERR_ARG,
+            "cannot truncate sequence %d from %d to %d positions: the sliding "
+            "window ring no longer holds position %d",
+            seq, len, n_keep,
+            n_keep < c->model->hp.sliding_window ? 0 : n_keep - c->model->hp.sliding_window + 1);
+    c->kv.ring_lo[seq] = n_keep ? ring_low(c, seq) : 0;
     c->kv.seq_len[seq] = n_keep;
     return RF_OK;
 }

@@ -84,6 +84,10 @@ int32_t rf_context_seq_len(const rf_context *c, int32_t seq);
  * Fails with RF_ERR_ARG, changing nothing, when n_keep is past the end or when a sliding-window
  * layer's ring no longer holds the window that position n_keep needs (then reset instead). */
 rf_status rf_context_seq_truncate(rf_context *c, int32_t seq, int32_t n_keep, rf_error *err);
+/* Whether rf_context_seq_truncate(c, seq, n_keep) would succeed. On a model with sliding-window
+ * layers a ring keeps only its last window + n_batch positions, so keeping n_keep needs
+ * n_keep - window + 1 to be among them: shorter prefixes of a long sequence cannot be kept. */
+bool rf_context_seq_can_keep(const rf_context *c, int32_t seq, int32_t n_keep);
 int32_t rf_context_n_ctx(const rf_context *c);
 uint64_t rf_context_kv_bytes(const rf_context *c); /* KV cache memory allocated */
 int32_t rf_context_n_batch(const rf_context *c);

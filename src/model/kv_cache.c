@@ -13,7 +13,8 @@ rf_status rf_kv_cache_init(rf_kv_cache *kv, const rf_hparams *hp, int32_t n_seq,
     kv->k_row = hp->n_head_kv * hp->head_dim_k;
     kv->v_row = hp->n_head_kv * hp->head_dim_v;
     kv->seq_len = calloc((size_t)n_seq, sizeof *kv->seq_len);
-    if (!kv->seq_len) goto nomem;
+    kv->ring_lo = calloc((size_t)n_seq, sizeof *kv->ring_lo);
+    if (!kv->seq_len || !kv->ring_lo) goto nomem;
     for (int il = 0; il < hp->n_layer; il++) {
         int64_t cap = n_ctx;
         if (hp->swa[il] && hp->sliding_window > 0) {
@@ -42,5 +43,6 @@ void rf_kv_cache_free(rf_kv_cache *kv) {
         kv->k[il] = kv->v[il] = NULL;
     }
     free(kv->seq_len);
-    kv->seq_len = NULL;
+    free(kv->ring_lo);
+    kv->seq_len = kv->ring_lo = NULL;
 }

@@ -24,6 +24,9 @@ typedef struct rf_kv_cache {
     uint16_t *k[RF_MAX_LAYERS]; /* [n_seq][cap][k_row] f16 */
     uint16_t *v[RF_MAX_LAYERS]; /* [n_seq][cap][v_row] f16 */
     int32_t *seq_len;           /* [n_seq]: positions stored (the next position) */
+    int32_t *ring_lo;           /* [n_seq]: no sliding-window ring holds a position below this
+                                 * one (raised by truncation: a ring's slots past the new end
+                                 * held later positions, not earlier ones; 0 after a reset) */
     size_t bytes;               /* total allocated */
 } rf_kv_cache;
 

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "server/metrics.h"
 #include "server/openai_req.h"
 #include "server/openai_resp.h"
 #include "server/tool_stream.h"
@@ -33,6 +34,8 @@ struct rf_srv {
     pthread_rwlock_t lock; /* guards e */
     rf_engine *e;
     int32_t n_ctx, n_vocab;
+    uint64_t bytes_per_token;
+    rf_metrics *metrics; /* NULL: --no-metrics (/metrics is 404) */
     char model_id[256];
     const char *models[2]; /* model_id, NULL */
     char *api_key;
@@ -61,8 +64,9 @@ typedef struct srv_req {
     uint64_t eid;
     rf_buf pending; /* text from the engine not yet sent (non-stream: all of it) */
     rf_finish finish;
-    int32_t n_prompt, n_gen;
-    int64_t t_admit, t_first, t_end;
+    int32_t n_prompt, n_gen, n_cached;
+    int64_t t_submit, t_admit, t_first, t_end;
+    rf_metrics_itl itl;
     char errmsg[256];
     /* stream state: the reader's thread only */
     rf_oai_meta meta;
@@ -84,6 +88,7 @@ rf_srv_params rf_srv_default_params(void) {
     p.port = 8080;
     p.body_max = (size_t)4 << 20;
     p.conn_limit = 256;
+    p.metrics = true;
     return p;
 }
 
@@ -179,14 +184,23 @@ static void on_event(void *user, const rf_event *ev) {
     if (ev->text_len && rf_buf_append(&r->pending, ev->text, ev->text_len)) r->oom = true;
     if (!r->t_first && ev->token >= 0) r->t_first = ev->t_ns;
     if (ev->t_admit_ns) r->t_admit = ev->t_admit_ns;
+    r->t_submit = ev->t_submit_ns;
     r->n_prompt = ev->n_prompt;
     r->n_gen = ev->n_generated;
+    r->n_cached = ev->n_cached;
+    if (ev->token >= 0) rf_metrics_itl_add(&r->itl, ev->t_ns);
     bool fin = ev->finish != RF_FINISH_NONE;
+    rf_metrics *m = r->s->metrics;
+    if (m && ev->token >= 0) rf_metrics_token(m, ev->t_ns);
     if (fin) {
         r->done = true;
         r->finish = ev->finish;
         r->t_end = ev->t_ns;
         if (ev->error) snprintf(r->errmsg, sizeof r->errmsg, "%s", ev->error);
+        /* recorded before anyone sees done: a client that got its reply finds it counted */
+        rf_metrics_req mr = {r->finish,  r->n_prompt, r->n_gen, r->t0,  r->t_submit,
+                             r->t_admit, r->t_first,  r->t_end, &r->itl};
+        if (m) rf_metrics_request(m, &mr);
     }
     pthread_cond_signal(&r->cv);
     pthread_mutex_unlock(&r->mu);
@@ -205,8 +219,9 @@ static void cancel_req(srv_req *r) {
 
 static rf_oai_timings timings_of(const srv_req *r) {
     rf_oai_timings t = {0};
-    t.prompt_n = r->n_prompt;
+    t.prompt_n = r->n_prompt - r->n_cached; /* as llama-server: the prompt tokens computed */
     t.predicted_n = r->n_gen;
+    t.cache_n = r->n_cached;
     if (r->t_first && r->t_admit) t.prompt_ms = (double)(r->t_first - r->t_admit) / 1e6;
     if (r->t_first && r->t_end) t.predicted_ms = (double)(r->t_end - r->t_first) / 1e6;
     return t;
@@ -673,7 +688,36 @@ static enum MHD_Result answer_health(srv_req *r, struct MHD_Connection *c) {
 
 /* ---- routing ---- */
 
-typedef enum route { R_NONE, R_CHAT, R_COMPL, R_MODELS, R_HEALTH, R_TOK, R_DETOK } route;
+static enum MHD_Result answer_metrics(srv_req *r, struct MHD_Connection *c) {
+    rf_srv *s = r->s;
+    if (!s->metrics) return fail(r, c, 404, NULL, "not_found", "metrics are off (--no-metrics)");
+    rf_engine_stats st;
+    pthread_rwlock_rdlock(&s->lock);
+    bool ready = s->e != NULL;
+    if (ready) rf_engine_get_stats(s->e, &st);
+    uint64_t bpt = s->bytes_per_token;
+    pthread_rwlock_unlock(&s->lock);
+    rf_buf b;
+    rf_buf_init(&b, 0);
+    if (rf_metrics_render(s->metrics, ready ? &st : NULL, bpt, rf_now_ns(), &b)) {
+        rf_buf_free(&b);
+        return MHD_NO;
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(b.len, b.data, MHD_RESPMEM_MUST_COPY);
+    rf_buf_free(&b);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            "text/plain; version=0.0.4; charset=utf-8");
+    r->status = 200;
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+/* ---- routing ---- */
+
+typedef enum route { R_NONE, R_CHAT, R_COMPL, R_MODELS, R_HEALTH, R_TOK, R_DETOK, R_METRICS } route;
 
 static route route_of(const char *url, bool *post) {
     static const struct {
@@ -682,7 +726,8 @@ static route route_of(const char *url, bool *post) {
         bool post;
     } routes[] = {{"/chat/completions", R_CHAT, true}, {"/completions", R_COMPL, true},
                   {"/models", R_MODELS, false},        {"/health", R_HEALTH, false},
-                  {"/tokenize", R_TOK, true},          {"/detokenize", R_DETOK, true}};
+                  {"/tokenize", R_TOK, true},          {"/detokenize", R_DETOK, true},
+                  {"/metrics", R_METRICS, false}};
     const char *p = strncmp(url, "/v1/", 4) == 0 ? url + 3 : url;
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
         if (!strcmp(p, routes[i].path)) {
@@ -748,6 +793,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return queue_error(r, c, &e, MHD_HTTP_HEADER_ALLOW, want_post ? "POST" : "GET");
     }
     if (rt == R_HEALTH) return answer_health(r, c);
+    if (rt == R_METRICS) return answer_metrics(r, c); /* open, as /health (and vLLM's) */
     if (!authorized(s, c))
         return fail(r, c, 401, NULL, "invalid_api_key",
                     "a valid 'Authorization: Bearer' API key "
@@ -821,6 +867,12 @@ rf_status rf_srv_start(const rf_srv_params *p, rf_srv **out, rf_error *err) {
             return rf_error_set(err, RF_ERR_NOMEM, "server: out of memory");
         }
     }
+    if (p->metrics && !(s->metrics = rf_metrics_new())) {
+        free(s->api_key);
+        pthread_rwlock_destroy(&s->lock);
+        free(s);
+        return rf_error_set(err, RF_ERR_NOMEM, "server: out of memory");
+    }
     atomic_init(&s->stopping, 0);
     atomic_init(&s->active, 0);
     atomic_init(&s->next_id, 1);
@@ -832,6 +884,7 @@ rf_status rf_srv_start(const rf_srv_params *p, rf_srv **out, rf_error *err) {
                             p->conn_limit ? p->conn_limit : 256u, MHD_OPTION_CONNECTION_TIMEOUT,
                             600u, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
     if (!s->d) {
+        rf_metrics_free(s->metrics);
         free(s->api_key);
         pthread_rwlock_destroy(&s->lock);
         free(s);
@@ -855,6 +908,7 @@ void rf_srv_attach(rf_srv *s, rf_engine *e) {
     s->e = e;
     s->n_ctx = info.n_ctx;
     s->n_vocab = info.n_vocab;
+    s->bytes_per_token = info.bytes_per_token;
     if (!s->model_id[0]) snprintf(s->model_id, sizeof s->model_id, "%s", info.model_name);
     pthread_rwlock_unlock(&s->lock);
 }
@@ -876,6 +930,7 @@ void rf_srv_stop(rf_srv *s, int drain_ms) {
     rf_engine_close(e); /* what is left gets its final (cancelled) event */
     MHD_stop_daemon(s->d);
     pthread_rwlock_destroy(&s->lock);
+    rf_metrics_free(s->metrics);
     free(s->api_key);
     free(s);
 }

@@ -2,7 +2,8 @@
  *
  * Endpoints: POST /v1/chat/completions and POST /v1/completions (stream and non-stream),
  * GET /v1/models, GET /health (503 {"status":"loading"} until an engine is attached, then 200
- * {"status":"ok"}), POST /tokenize {"content"} -> {"tokens"} and POST /detokenize {"tokens"}
+ * {"status":"ok"}), GET /metrics (Prometheus, server/metrics.h; 404 when off), POST /tokenize
+ * {"content"} -> {"tokens"} and POST /detokenize {"tokens"}
  * -> {"content"} (llama-server's shapes). The /v1 prefix is optional. Unknown paths are 404, a
  * known path with the wrong method 405, a body over body_max 413, a missing or wrong
  * `Authorization: Bearer KEY` 401 (when api_key is set; /health is always open), a full engine
@@ -29,6 +30,7 @@
 #ifndef RF_SERVER_HTTP_H
 #define RF_SERVER_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +46,7 @@ typedef struct rf_srv_params {
     size_t body_max;      /* request body limit; default 4 MiB */
     unsigned conn_limit;  /* connections (threads); default 256 */
     const char *model_id; /* the id served in /v1/models and responses; NULL: the model name */
+    bool metrics;         /* GET /metrics (Prometheus text, open like /health); default on */
 } rf_srv_params;
 
 rf_srv_params rf_srv_default_params(void);

@@ -60,7 +60,7 @@ json_t *rf_oai_response_json(const rf_oai_meta *m, const char *content, size_t l
         choice = json_pack("{s:i, s:s%, s:n, s:s}", "index", 0, "text", content ? content : "", len,
                            "logprobs", "finish_reason", finish);
     json_t *o = with(envelope(m, false), "choices", choice ? json_pack("[o]", choice) : NULL);
-    o = with(o, "usage", rf_oai_usage_json(t->prompt_n, t->predicted_n));
+    o = with(o, "usage", rf_oai_usage_json(t->prompt_n + t->cache_n, t->predicted_n));
     return with(o, "timings", rf_oai_timings_json(t));
 }
 

@@ -27,8 +27,9 @@ typedef struct rf_oai_meta {
     const char *model; /* the model id the response names */
 } rf_oai_meta;
 
-/* Per-request counts and times (llama-server's "timings"): prompt_ms is admission to the first
- * token (prefill), predicted_ms the first token to the end. */
+/* Per-request counts and times (llama-server's "timings"): prompt_n the prompt tokens computed,
+ * cache_n those reused from the prefix cache (usage.prompt_tokens is their sum), prompt_ms is
+ * admission to the first token (prefill), predicted_ms the first token to the end. */
 typedef struct rf_oai_timings {
     int32_t prompt_n, predicted_n, cache_n;
     double prompt_ms, predicted_ms;

@@ -111,7 +111,7 @@ def test_chat_non_stream(server, client):
     for k in ("prompt_n", "prompt_ms", "prompt_per_token_ms", "prompt_per_second", "predicted_n",
               "predicted_ms", "predicted_per_token_ms", "predicted_per_second", "cache_n"):
         assert k in t
-    assert t["prompt_n"] == r.usage.prompt_tokens and t["predicted_n"] == 6
+    assert t["prompt_n"] + t["cache_n"] == r.usage.prompt_tokens and t["predicted_n"] == 6
 
 
 def test_chat_stream_usage(client):
@@ -264,3 +264,69 @@ def test_full_queue_429():
         proc.terminate()
         proc.communicate(timeout=30)
     assert proc.returncode == 0
+
+
+def metrics(base):
+    """/metrics as {sample name with labels: value} (open like /health: no key)."""
+    with urllib.request.urlopen(base + "/metrics", timeout=10) as r:
+        assert r.status == 200 and r.headers["Content-Type"].startswith("text/plain")
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            out[name] = float(value)
+    return out
+
+
+def test_metrics_after_disconnects(server, client):
+    """100 streaming clients each go away after their first content chunk: the engine's
+    running and waiting gauges return to 0 within seconds and the server still answers."""
+    before = metrics(server)
+
+    def one(i):
+        s = client.chat.completions.create(
+            model=MODEL_ID, messages=[{"role": "user", "content": f"Tell a story about {i}."}],
+            max_tokens=400, temperature=0, stream=True, extra_body={"ignore_eos": True})
+        try:
+            for c in s:
+                if c.choices and c.choices[0].delta.content:
+                    return True
+            return False
+        finally:
+            s.close()
+
+    with concurrent.futures.ThreadPoolExecutor(100) as ex:
+        got = list(ex.map(one, range(100)))
+    assert all(got)
+    deadline = time.time() + 10
+    while True:
+        m = metrics(server)
+        if m["roofline:num_requests_running"] == 0 and m["roofline:num_requests_waiting"] == 0:
+            break
+        assert time.time() < deadline, f"still running/waiting: {m}"
+        time.sleep(0.1)
+    key = 'roofline:request_success_total{finished_reason="abort"}'
+    assert m[key] - before[key] == 100
+    r = client.chat.completions.create(model=MODEL_ID, messages=MSGS, max_tokens=2,
+                                       temperature=0)
+    assert r.usage.completion_tokens >= 1
+
+
+def test_prefix_cache_over_http(server, client):
+    """A conversation re-sent with one more turn reuses the KV of the first reply's prompt."""
+    msgs = [{"role": "user", "content": "Name three colours."}]
+    r1 = client.chat.completions.create(model=MODEL_ID, messages=msgs, max_tokens=8,
+                                        temperature=0)
+    hits = metrics(server)["roofline:prefix_cache_hits_total"]
+    msgs += [{"role": "assistant", "content": r1.choices[0].message.content},
+             {"role": "user", "content": "And three more."}]
+    r2 = client.chat.completions.create(model=MODEL_ID, messages=msgs, max_tokens=8,
+                                        temperature=0)
+    cache_n = r2.model_extra["timings"]["cache_n"]
+    assert 0 < cache_n < r2.usage.prompt_tokens
+    assert r2.model_extra["timings"]["prompt_n"] == r2.usage.prompt_tokens - cache_n
+    assert cache_n >= r1.usage.prompt_tokens - 1  # at least the first turn's prompt
+    m = metrics(server)
+    assert m["roofline:prefix_cache_hits_total"] - hits >= cache_n
+    assert m["roofline:prompt_tokens_total"] >= r1.usage.prompt_tokens + r2.usage.prompt_tokens

@@ -2,8 +2,9 @@
  * batched requests equal solo ones token for token, concurrent submissions from several
  * threads, cancellation (queued and running), the KV budget (admission never overcommits,
  * impossible requests refused), a full queue, stop strings, max_tokens, close with requests in
- * flight, no slot or budget left behind, and NaN/Inf logits ending only the requests they
- * poison, with an error. */
+ * flight, no slot or budget left behind, NaN/Inf logits ending only the requests they poison,
+ * with an error, and the prefix cache (reuse, truncation, cancel and error, sliding-window rings,
+ * outputs equal to cold runs). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -31,7 +32,11 @@ typedef struct rec {
     rf_engine *e;          /* for checks made from inside the callback */
     uint64_t cancel_after; /* cancel itself after this many tokens (0: never) */
     int64_t max_reserved;
-    char error[256]; /* the final event's error message, if any */
+    char error[256];  /* the final event's error message, if any */
+    int32_t n_cached; /* the first event's n_cached */
+    int events;
+    int cached_varies; /* an event's n_cached differed from the first's */
+    int slow_us;       /* the callback sleeps this long per event (holding up the scheduler) */
 } rec;
 
 static void rec_init(rec *r) {
@@ -43,6 +48,10 @@ static void rec_init(rec *r) {
 static void on_event(void *user, const rf_event *ev) {
     rec *r = user;
     pthread_mutex_lock(&r->mu);
+    if (r->events++ == 0)
+        r->n_cached = ev->n_cached;
+    else if (ev->n_cached != r->n_cached)
+        r->cached_varies = 1;
     if (ev->token >= 0 && r->n < MAXTOK &&
         (ev->finish == RF_FINISH_NONE || ev->finish == RF_FINISH_LENGTH))
         r->tokens[r->n++] = ev->token;
@@ -64,7 +73,9 @@ static void on_event(void *user, const rf_event *ev) {
         r->done = 1;
         pthread_cond_broadcast(&r->cv);
     }
+    int slow = r->slow_us;
     pthread_mutex_unlock(&r->mu);
+    if (slow) usleep((useconds_t)slow);
 }
 
 static void rec_wait(rec *r) {
@@ -75,8 +86,9 @@ static void rec_wait(rec *r) {
 
 static const char *g_model;
 
-static rf_engine *open_engine(int max_seqs, int64_t budget, int max_queue) {
+static rf_engine *open_engine_cache(int max_seqs, int64_t budget, int max_queue, bool cache) {
     rf_engine_params p = rf_engine_default_params();
+    p.prefix_cache = cache;
     p.model_path = g_model;
     p.n_threads = 2;
     p.max_seqs = max_seqs;
@@ -89,6 +101,10 @@ static rf_engine *open_engine(int max_seqs, int64_t budget, int max_queue) {
     rf_error err = {0};
     if (rf_engine_open(&p, &e, &err)) fprintf(stderr, "open: %s\n", err.msg);
     return e;
+}
+
+static rf_engine *open_engine(int max_seqs, int64_t budget, int max_queue) {
+    return open_engine_cache(max_seqs, budget, max_queue, true);
 }
 
 static rf_request_params greedy(int max_tokens) {
@@ -111,10 +127,14 @@ static int reference(const int32_t *prompt, int n_prompt, int n_gen, int32_t *ou
     rf_context_new(m, &cp, &c, &err);
     int32_t pos[64], seq[64] = {0};
     int8_t lg[64] = {0};
-    for (int i = 0; i < n_prompt; i++) pos[i] = i;
-    lg[n_prompt - 1] = RF_OUT_LOGITS;
-    rf_batch b = {n_prompt, prompt, pos, seq, lg};
-    rf_decode(c, &b, &err);
+    for (int at = 0; at < n_prompt; at += 64) { /* prefill in chunks of the batch size */
+        int n = n_prompt - at < 64 ? n_prompt - at : 64;
+        for (int i = 0; i < n; i++) pos[i] = at + i;
+        lg[n - 1] = at + n == n_prompt ? RF_OUT_LOGITS : RF_OUT_NONE;
+        rf_batch b = {n, prompt + at, pos, seq, lg};
+        rf_decode(c, &b, &err);
+        lg[n - 1] = RF_OUT_NONE;
+    }
     for (int i = 0; i < n_gen; i++) {
         out[i] = rf_argmax(rf_context_logits(c, 0), rf_model_hparams(m)->n_vocab);
         int32_t p = n_prompt + i;
@@ -234,6 +254,7 @@ static void test_cancel(void) {
     rec_init(&running);
     rec_init(&queued);
     rec_init(&self);
+    running.slow_us = 2000; /* 80 tokens take 160 ms or more: time to cancel on a busy machine */
     uint64_t id_run = 0, id_q = 0;
     CHECK(rf_engine_submit(e, prompt, 8, &p, on_event, &running, &id_run, &err) == RF_OK);
     CHECK(rf_engine_submit(e, prompt, 8, &p, on_event, &queued, &id_q, &err) == RF_OK);
@@ -423,10 +444,144 @@ static void test_nonfinite_logits(void) {
         usleep(20000);
         rf_engine_get_stats(e, &st);
         CHECK(st.running == 0 && st.kv_reserved == 0 && st.finished[RF_FINISH_ERROR] == 2);
+        /* an errored request leaves no KV to reuse: the poisoned prompt continued reuses at
+         * most the 5 clean tokens another slot holds, and fails again (at its last token) */
+        int32_t again[7] = {2, 40, 41, 42, 43, 300, 50};
+        static rec r2;
+        rec_init(&r2);
+        CHECK(rf_engine_submit(e, again, 7, &greedy8, on_event, &r2, NULL, &err) == RF_OK);
+        rec_wait(&r2);
+        CHECK_MSG(r2.finish == RF_FINISH_ERROR && r2.n_cached <= 5 &&
+                      strstr(r2.error, "non-finite logits at position 6"),
+                  "after an error: %s, n_cached %d", rf_finish_name(r2.finish), r2.n_cached);
         rf_engine_close(e);
     }
     g_model = saved;
     remove(nan_path);
+}
+
+/* Runs one greedy request to its end on e; returns its final n_cached (the same in every event). */
+static int32_t run_one(rf_engine *e, const int32_t *prompt, int n, int gen, rec *r) {
+    rf_request_params p = greedy(gen);
+    rf_error err = {0};
+    rec_init(r);
+    CHECK_MSG(rf_engine_submit(e, prompt, n, &p, on_event, r, NULL, &err) == RF_OK, "submit: %s",
+              err.msg);
+    rec_wait(r);
+    CHECK(!r->cached_varies && r->finals == 1);
+    return r->n_cached;
+}
+
+/* Whether r generated exactly what a cold greedy run of prompt gives. */
+static int same_as_cold(const rec *r, const int32_t *prompt, int n, int gen) {
+    int32_t want[MAXTOK];
+    if (reference(prompt, n, gen, want)) return 0;
+    return r->n == gen && memcmp(r->tokens, want, (size_t)gen * sizeof *want) == 0;
+}
+
+/* The prefix cache: a request continuing a finished one's tokens reuses its KV (n_cached is the
+ * common prefix, the prompt's last token recomputed), a shorter prompt truncates the cached
+ * sequence, unrelated prompts reuse nothing, a cancelled request's KV is reused only as far as
+ * it was computed; every output equals a cold run's; the stats count queries, hits and the idle
+ * positions kept; with the cache off nothing is reused. */
+static void test_prefix_cache(void) {
+    enum { NA = 20, GA = 10 };
+    int32_t a[64], b[64], c[64], d[64], x[64];
+    make_prompt(a, NA, 900);
+    rf_engine *e = open_engine(2, 0, 8);
+    CHECK(e != NULL);
+    if (!e) return;
+    static rec r;
+    CHECK(run_one(e, a, NA, GA, &r) == 0 && same_as_cold(&r, a, NA, GA));
+    rf_engine_stats st;
+    rf_engine_get_stats(e, &st);
+    CHECK_MSG(st.prefix_queries == NA && st.prefix_hits == 0 && st.kv_cached == NA + GA - 1 &&
+                  st.kv_reserved == 0 && st.kv_used == 0,
+              "after one request: queries %llu hits %llu cached %lld used %lld",
+              (unsigned long long)st.prefix_queries, (unsigned long long)st.prefix_hits,
+              (long long)st.kv_cached, (long long)st.kv_used);
+    /* the next turn: a's prompt, its reply, 5 more tokens; the KV holds a + the first GA - 1
+     * generated tokens (the last one sampled was never run) */
+    memcpy(b, a, NA * sizeof *a);
+    memcpy(b + NA, r.tokens, GA * sizeof *a);
+    for (int i = 0; i < 5; i++) b[NA + GA + i] = 7 + i;
+    const int NB = NA + GA + 5;
+    int32_t got = run_one(e, b, NB, 12, &r);
+    CHECK_MSG(got == NA + GA - 1, "continued conversation: n_cached %d, want %d", got, NA + GA - 1);
+    CHECK_MSG(same_as_cold(&r, b, NB, 12), "continued conversation differs from a cold run");
+    rf_engine_get_stats(e, &st);
+    CHECK(st.prefix_queries == (uint64_t)(NA + NB) && st.prefix_hits == (uint64_t)(NA + GA - 1));
+    /* a prompt shorter than the cached sequence: a prefix of b; its last token is recomputed */
+    got = run_one(e, b, 15, 6, &r);
+    CHECK_MSG(got == 14 && same_as_cold(&r, b, 15, 6), "prefix of a cached prompt: n_cached %d",
+              got);
+    /* shares 12 tokens, then differs */
+    memcpy(c, b, 12 * sizeof *c);
+    for (int i = 12; i < 18; i++) c[i] = 200 + i;
+    got = run_one(e, c, 18, 6, &r);
+    CHECK_MSG(got == 12 && same_as_cold(&r, c, 18, 6), "diverging prompt: n_cached %d", got);
+    /* nothing in common (not even the first token) */
+    make_prompt(d, 9, 901);
+    d[0] = 3;
+    got = run_one(e, d, 9, 6, &r);
+    CHECK_MSG(got == 0 && same_as_cold(&r, d, 9, 6), "unrelated prompt: n_cached %d", got);
+    /* a cancelled request: its KV holds what was computed before the cancel, no more */
+    make_prompt(x, 30, 902);
+    x[0] = 4;
+    rf_request_params p = greedy(40);
+    rf_error err = {0};
+    rec_init(&r);
+    r.e = e;
+    r.cancel_after = 3;
+    CHECK(rf_engine_submit(e, x, 30, &p, on_event, &r, NULL, &err) == RF_OK);
+    rec_wait(&r);
+    CHECK(r.finish == RF_FINISH_CANCELLED && r.n >= 3 && r.n < 40);
+    int cancelled_n = r.n;
+    int32_t y[64];
+    memcpy(y, x, 30 * sizeof *x);
+    memcpy(y + 30, r.tokens, (size_t)cancelled_n * sizeof *x);
+    for (int i = 0; i < 4; i++) y[30 + cancelled_n + i] = 9 + i;
+    const int NY = 30 + cancelled_n + 4;
+    got = run_one(e, y, NY, 8, &r);
+    CHECK_MSG(got == 30 + cancelled_n - 1 && same_as_cold(&r, y, NY, 8),
+              "after a cancel: n_cached %d (want %d)", got, 30 + cancelled_n - 1);
+    rf_engine_get_stats(e, &st);
+    CHECK(st.running == 0 && st.kv_reserved == 0 && st.kv_cached > 0);
+    rf_engine_close(e);
+
+    /* the cache off: the same continued conversation computes everything */
+    e = open_engine_cache(2, 0, 8, false);
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK(run_one(e, a, NA, GA, &r) == 0);
+    CHECK(run_one(e, b, NB, 12, &r) == 0 && same_as_cold(&r, b, NB, 12));
+    rf_engine_get_stats(e, &st);
+    CHECK(st.prefix_queries == 0 && st.prefix_hits == 0 && st.kv_cached == 0);
+    rf_engine_close(e);
+}
+
+/* On sliding-window layers a ring keeps the last window + batch positions (4 + 64 = 68 here):
+ * a long cached sequence can be continued, but a short prefix of it can no longer be kept, so
+ * it is not reused (one slot, so there is no other to choose). */
+static void test_prefix_cache_ring(void) {
+    rf_engine *e = open_engine(1, 0, 8);
+    CHECK(e != NULL);
+    if (!e) return;
+    int32_t x[96], z[96], y[32];
+    make_prompt(x, 40, 903);
+    static rec r;
+    CHECK(run_one(e, x, 40, 40, &r) == 0); /* 79 positions: the rings hold 11..78 */
+    memcpy(z, x, 40 * sizeof *x);
+    memcpy(z + 40, r.tokens, 30 * sizeof *x);
+    z[70] = r.tokens[30] == 5 ? 6 : 5;
+    z[71] = 8;
+    int32_t got = run_one(e, z, 72, 8, &r);
+    CHECK_MSG(got == 70 && same_as_cold(&r, z, 72, 8), "long continuation: n_cached %d", got);
+    memcpy(y, x, 10 * sizeof *x);
+    for (int i = 10; i < 20; i++) y[i] = 100 + i;
+    got = run_one(e, y, 20, 8, &r);
+    CHECK_MSG(got == 0 && same_as_cold(&r, y, 20, 8), "short prefix of a long sequence: %d", got);
+    rf_engine_close(e);
 }
 
 int main(void) {
@@ -443,6 +598,8 @@ int main(void) {
     test_budget_and_queue();
     test_stop_and_args();
     test_nonfinite_logits();
+    test_prefix_cache();
+    test_prefix_cache_ring();
     remove(path);
     return check_summary("test_engine");
 }

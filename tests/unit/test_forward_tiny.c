@@ -458,7 +458,15 @@ static void test_decode_checks_and_truncate(void) {
     /* sequence 1 holds 16 positions; its ring (window 4 + batch 4 = 8 slots) no longer holds
      * what position 2 would need */
     CHECK(rf_context_seq_truncate(c, 1, 2, &err) == RF_ERR_ARG && strstr(err.msg, "window"));
+    CHECK(!rf_context_seq_can_keep(c, 1, 2) && rf_context_seq_can_keep(c, 1, 12));
     CHECK(rf_context_seq_truncate(c, 1, 12, &err) == RF_OK);
+    /* the ring now holds positions 8..11 only (its slots for 4..7 held 12..15): a second
+     * truncation may not go back to 10, whose window starts at 7, though 12 - 8 = 4 would
+     * suggest so; 11 (window from 8) is fine */
+    CHECK(!rf_context_seq_can_keep(c, 1, 10));
+    CHECK(rf_context_seq_truncate(c, 1, 10, &err) == RF_ERR_ARG && strstr(err.msg, "window"));
+    CHECK(rf_context_seq_truncate(c, 1, 11, &err) == RF_OK && rf_context_seq_len(c, 1) == 11);
+    CHECK(rf_context_seq_truncate(c, 1, 0, &err) == RF_OK && rf_context_seq_can_keep(c, 1, 0));
     free(l4);
     rf_context_free(c);
     rf_model_free(m);

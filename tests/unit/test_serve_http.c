@@ -3,7 +3,8 @@
  * sanitizers without the real models: /health while loading and when ready, 404, 405, 401,
  * 413, 503 before the engine is attached, completions non-stream and stream (exact usage,
  * [DONE]), context_length_exceeded, tokenize/detokenize, a chat request on a model whose
- * template is of no known family (an error object, not a crash), and a clean stop. */
+ * template is of no known family (an error object, not a crash), /metrics counters against the
+ * responses' usage, timings.cache_n from the prefix cache, --no-metrics, and a clean stop. */
 #include <curl/curl.h>
 #include <jansson.h>
 #include <string.h>
@@ -48,6 +49,16 @@ static long http(const char *method, const char *path, const char *body, const c
     return status;
 }
 
+/* The value of the sample named `name` (labels included, as written) in Prometheus text; -1
+ * when absent. */
+static double metric(const rf_buf *b, const char *name) {
+    const char *t = b->len ? (const char *)b->data : "";
+    size_t n = strlen(name);
+    for (const char *l = t; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+        if (!strncmp(l, name, n) && l[n] == ' ') return strtod(l + n + 1, NULL);
+    return -1;
+}
+
 /* The body parsed (caller decrefs), NULL when it is not JSON. */
 static json_t *body_json(const rf_buf *b) {
     return json_loadb(b->len ? (const char *)b->data : "", b->len, 0, NULL);
@@ -65,17 +76,24 @@ static bool is_error(const rf_buf *b, const char *code) {
     return ok;
 }
 
+/* Starts a server on an ephemeral port (g_port); NULL after a failed check. */
+static rf_srv *start(const rf_srv_params *p) {
+    rf_srv *s = NULL;
+    rf_error err = {0};
+    CHECK_MSG(rf_srv_start(p, &s, &err) == RF_OK, "start: %s", err.msg);
+    if (s) g_port = rf_srv_port(s);
+    return s;
+}
+
 static void test_server(const char *model) {
     rf_srv_params p = rf_srv_default_params();
     p.port = 0;
     p.api_key = "k";
     p.body_max = 4096;
     p.model_id = "tiny";
-    rf_srv *s = NULL;
-    rf_error err = {0};
-    CHECK(rf_srv_start(&p, &s, &err) == RF_OK);
+    rf_srv *s = start(&p);
     if (!s) return;
-    g_port = rf_srv_port(s);
+    rf_error err = {0};
     rf_buf b;
     rf_buf_init(&b, 0);
     const char *cbody = "{\"model\":\"tiny\",\"prompt\":\"ab cd\",\"max_tokens\":4,"
@@ -152,6 +170,33 @@ static void test_server(const char *model) {
     CHECK(t && strstr(t, "\"choices\":[],") && strstr(t, "\"completion_tokens\":3"));
     size_t len = b.len;
     CHECK(len > 14 && !strcmp(t + len - 14, "data: [DONE]\n\n"));
+    /* the same prompt again: all of it but its last token comes from the prefix cache */
+    char cache_n[32];
+    snprintf(cache_n, sizeof cache_n, "\"cache_n\":%d", (int)n_prompt - 1);
+    CHECK_MSG(t && strstr(t, cache_n), "stream timings lack %s", cache_n);
+
+    /* /metrics: the counters equal the usage the two responses reported */
+    CHECK(http("GET", "/metrics", NULL, NULL, &b) == 200);
+    CHECK(metric(&b, "roofline:prompt_tokens_total") == (double)(2 * n_prompt));
+    CHECK(metric(&b, "roofline:generation_tokens_total") == 7.0);
+    CHECK(metric(&b, "roofline:request_success_total{finished_reason=\"length\"}") == 2.0);
+    CHECK(metric(&b, "roofline:request_success_total{finished_reason=\"stop\"}") == 0.0);
+    CHECK(metric(&b, "roofline:num_requests_running") == 0.0 &&
+          metric(&b, "roofline:num_requests_waiting") == 0.0);
+    CHECK(metric(&b, "roofline:prefix_cache_queries_total") == (double)(2 * n_prompt));
+    CHECK(metric(&b, "roofline:prefix_cache_hits_total") == (double)(n_prompt - 1));
+    CHECK(metric(&b, "roofline:e2e_request_latency_seconds_count") == 2.0);
+    CHECK(metric(&b, "roofline:inter_token_latency_seconds_count") == 5.0); /* 3 + 2 gaps */
+    CHECK(metric(&b, "roofline:weight_bytes_read_total") > 0);
+    /* non-stream from the cache: usage counts the whole prompt, timings split it */
+    CHECK(http("POST", "/v1/completions", cbody, "k", &b) == 200);
+    r = body_json(&b);
+    json_t *tm = json_object_get(r, "timings");
+    CHECK(json_integer_value(json_object_get(json_object_get(r, "usage"), "prompt_tokens")) ==
+          (json_int_t)n_prompt);
+    CHECK(json_integer_value(json_object_get(tm, "cache_n")) == (json_int_t)n_prompt - 1);
+    CHECK(json_integer_value(json_object_get(tm, "prompt_n")) == 1);
+    json_decref(r);
 
     /* context: 96 positions */
     CHECK(http("POST", "/v1/completions", "{\"prompt\":\"ab\",\"max_tokens\":96}", "k", &b) == 400);
@@ -165,6 +210,20 @@ static void test_server(const char *model) {
     rf_buf_free(&b);
 }
 
+/* --no-metrics: /metrics is 404 (before and after an engine would be attached alike). */
+static void test_no_metrics(void) {
+    rf_srv_params p = rf_srv_default_params();
+    p.port = 0;
+    p.metrics = false;
+    rf_srv *s = start(&p);
+    if (!s) return;
+    rf_buf b;
+    rf_buf_init(&b, 0);
+    CHECK(http("GET", "/metrics", NULL, NULL, &b) == 404 && is_error(&b, "not_found"));
+    rf_srv_stop(s, 0);
+    rf_buf_free(&b);
+}
+
 int main(void) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     tiny_spec spec = tiny_default();
@@ -174,6 +233,7 @@ int main(void) {
     static char model[256];
     snprintf(model, sizeof model, "%s", path ? path : "");
     if (path) test_server(model);
+    test_no_metrics();
     remove(model);
     curl_global_cleanup();
     return check_summary("test_serve_http");
