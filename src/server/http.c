@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "server/openai_logprobs.h"
 #include "server/openai_req.h"
 #include "server/openai_resp.h"
 #include "util/buf.h"
@@ -59,6 +60,8 @@ typedef struct srv_req {
     bool submitted, done, oom;
     uint64_t eid;
     rf_buf pending; /* text from the engine not yet sent (non-stream: all of it) */
+    bool want_lp;   /* logprobs asked for (set before submit) */
+    rf_oai_lps lps; /* the tokens' logprobs not yet sent (non-stream: all of them) */
     rf_finish finish;
     int32_t n_prompt, n_gen;
     int64_t t_admit, t_first, t_end;
@@ -69,6 +72,8 @@ typedef struct srv_req {
     bool include_usage, role_sent, ended;
     rf_buf out;
     size_t out_off;
+    rf_oai_lps lps_out; /* taken from lps (swapped, so both keep their capacity) */
+    int64_t text_off;   /* completions: text_offset of the next token */
 } srv_req;
 
 rf_srv_params rf_srv_default_params(void) {
@@ -85,6 +90,8 @@ static void req_unref(srv_req *r) {
     rf_buf_free(&r->body);
     rf_buf_free(&r->pending);
     rf_buf_free(&r->out);
+    rf_oai_lps_free(&r->lps);
+    rf_oai_lps_free(&r->lps_out);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
     free(r);
@@ -142,6 +149,7 @@ static void on_event(void *user, const rf_event *ev) {
     srv_req *r = user;
     pthread_mutex_lock(&r->mu);
     if (ev->text_len && rf_buf_append(&r->pending, ev->text, ev->text_len)) r->oom = true;
+    if (r->want_lp && ev->token >= 0 && rf_oai_lps_push(&r->lps, ev)) r->oom = true;
     if (!r->t_first && ev->token >= 0) r->t_first = ev->t_ns;
     if (ev->t_admit_ns) r->t_admit = ev->t_admit_ns;
     r->n_prompt = ev->n_prompt;
@@ -193,6 +201,21 @@ static bool gen_failed(const srv_req *r, rf_oai_error *e) {
     return true;
 }
 
+/* ---- logprobs ---- */
+
+static int64_t engine_piece(void *user, int32_t id, char *buf, int64_t cap) {
+    return rf_engine_detokenize(user, &id, 1, buf, cap);
+}
+
+/* o with choices[0].logprobs made from l (pieces from the engine; none once it is gone). */
+static json_t *with_logprobs(srv_req *r, json_t *o, const rf_oai_lps *l) {
+    pthread_rwlock_rdlock(&r->s->lock);
+    json_t *lp = rf_oai_logprobs_json(r->meta.kind, l->v, l->n, r->s->e ? engine_piece : NULL,
+                                      r->s->e, &r->text_off);
+    pthread_rwlock_unlock(&r->s->lock);
+    return rf_oai_with_logprobs(o, lp);
+}
+
 /* ---- streaming ---- */
 
 static bool stream_next(srv_req *r) {
@@ -204,22 +227,27 @@ static bool stream_next(srv_req *r) {
                                      rf_oai_chunk_json(m, "assistant", NULL, 0, NULL, NULL));
     }
     pthread_mutex_lock(&r->mu);
-    if (!r->done && r->pending.len == 0) {
+    if (!r->done && r->pending.len == 0 && r->lps.n == 0) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_sec += PING_NS / 1000000000ll;
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
     }
     rf_status st = RF_OK;
-    if (r->pending.len) {
+    if (r->pending.len || r->lps.n) { /* logprobs go with the chunk their tokens' events made */
         json_t *o =
             rf_oai_chunk_json(m, NULL, (const char *)r->pending.data, r->pending.len, NULL, NULL);
         rf_buf_reset(&r->pending);
+        rf_oai_lps took = r->lps;
+        r->lps = r->lps_out;
+        r->lps.n = 0;
+        r->lps_out = took;
         pthread_mutex_unlock(&r->mu);
+        if (r->want_lp) o = with_logprobs(r, o, &r->lps_out);
         st = rf_oai_sse_event(&r->out, o); /* formatted outside the lock */
         pthread_mutex_lock(&r->mu);
     }
-    bool done = r->done && r->pending.len == 0;
+    bool done = r->done && r->pending.len == 0 && r->lps.n == 0;
     pthread_mutex_unlock(&r->mu);
     if (st) return false;
     if (!done) {
@@ -309,6 +337,7 @@ static enum MHD_Result submit(srv_req *r, struct MHD_Connection *c, const rf_oai
         goto out;
     }
     rf_request_params p = rf_oai_engine_params(q);
+    r->want_lp = p.logprobs >= 0;
     atomic_fetch_add(&r->refs, 1); /* the engine's, until the final event */
     r->submitted = true;
     rf_status st = rf_engine_submit(s->e, ids, (int32_t)n, &p, on_event, r, &r->eid, &err);
@@ -390,10 +419,10 @@ static enum MHD_Result answer_completion(srv_req *r, struct MHD_Connection *c, r
     }
     if (gen_failed(r, &e)) return queue_error(r, c, &e, e.http == 503 ? "Retry-After" : NULL, "1");
     rf_oai_timings t = timings_of(r);
-    return queue_json(r, c, 200,
-                      rf_oai_response_json(&r->meta, (const char *)r->pending.data, r->pending.len,
-                                           finish_reason(r->finish), &t),
-                      NULL, NULL);
+    json_t *o = rf_oai_response_json(&r->meta, (const char *)r->pending.data, r->pending.len,
+                                     finish_reason(r->finish), &t);
+    if (r->want_lp) o = with_logprobs(r, o, &r->lps);
+    return queue_json(r, c, 200, o, NULL, NULL);
 }
 
 /* ---- small endpoints ---- */

@@ -238,13 +238,27 @@ static rf_status refuse_unsupported(const json_t *root, rf_oai_error *e) {
         if (!json_is_string(t) || strcmp(json_string_value(t), "text") != 0)
             return unsupported(e, "response_format");
     }
-    v = json_object_get(root, "logprobs");
-    if (v && !json_is_null(v) && !json_is_false(v) &&
-        !(json_is_integer(v) && json_integer_value(v) == 0))
-        return unsupported(e, "logprobs");
-    v = json_object_get(root, "top_logprobs");
-    if (v && !json_is_null(v) && !(json_is_integer(v) && json_integer_value(v) == 0))
-        return unsupported(e, "top_logprobs");
+    return RF_OK;
+}
+
+/* Chat: logprobs (boolean) and top_logprobs (0..20, above 0 only with logprobs true);
+ * completions: the legacy logprobs, an integer 0..5. */
+static rf_status parse_logprobs(rf_oai_req *r, rf_oai_error *e) {
+    rf_status st;
+    r->logprobs = -1;
+    if (r->kind == RF_OAI_COMPLETION) {
+        json_int_t n = -1;
+        if ((st = int_field(r->root, "logprobs", 0, 5, &n, e))) return st;
+        r->logprobs = (int32_t)n;
+        return RF_OK;
+    }
+    bool on = false;
+    json_int_t top = 0;
+    if ((st = bool_field(r->root, "logprobs", &on, e))) return st;
+    if ((st = int_field(r->root, "top_logprobs", 0, RF_MAX_TOP_LOGPROBS, &top, e))) return st;
+    if (top > 0 && !on)
+        return bad(e, "top_logprobs", "'top_logprobs' needs 'logprobs' set to true");
+    r->logprobs = on ? (int32_t)top : -1;
     return RF_OK;
 }
 
@@ -299,6 +313,7 @@ static rf_status parse_fields(rf_oai_req *r, const rf_oai_limits *lim, rf_oai_er
         r->include_usage = json_is_true(iu);
     }
     if ((st = parse_stop(r, e))) return st;
+    if ((st = parse_logprobs(r, e))) return st;
     return refuse_unsupported(root, e);
 }
 
@@ -365,6 +380,9 @@ rf_request_params rf_oai_engine_params(const rf_oai_req *r) {
     p.seed = r->seed;
     p.max_tokens = r->max_tokens;
     p.ignore_eos = r->ignore_eos;
+    p.presence_penalty = (float)r->presence_penalty;
+    p.frequency_penalty = (float)r->frequency_penalty;
+    p.logprobs = r->logprobs;
     for (int i = 0; i < RF_OAI_MAX_STOPS && r->stop[i]; i++) p.stop[i] = r->stop[i];
     return p;
 }
