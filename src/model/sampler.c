@@ -128,6 +128,7 @@ static void sift_down(cand *h, int32_t n, int32_t i) {
 /* Keeps the k best of x in a min-heap h (root = weakest kept), then sorts h descending. */
 static int32_t select_top(const float *x, int32_t n, int32_t k, cand *h) {
     if (k > n) k = n;
+    if (k <= 0) return 0; /* no heap to compare against */
     for (int32_t i = 0; i < k; i++) h[i] = (cand){i, x[i]};
     for (int32_t i = k / 2 - 1; i >= 0; i--) sift_down(h, k, i);
     for (int32_t i = k; i < n; i++) {

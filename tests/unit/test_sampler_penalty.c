@@ -183,6 +183,7 @@ static void test_logprobs(void) {
     CHECK(rf_sampler_logprobs(s, x, 7, 3, ids3, lps3, &lp) == 3);
     CHECK(memcmp(ids3, ids, sizeof ids3) == 0 && memcmp(lps3, lps, sizeof lps3) == 0);
     CHECK(rf_sampler_logprobs(s, x, 2, 0, ids3, lps3, &lp) == 0);
+    CHECK(rf_top_k(x, NV, 0, ids3, lps3) == 0); /* k = 0: nothing (and nothing read) */
     CHECK_NEAR(lp, x[2] - lse, 1e-5);
     CHECK(rf_sampler_logprobs(s, x, NV, 0, ids3, lps3, &lp) == 0 && isinf(lp) && lp < 0);
     /* large logits: no overflow (the maximum is subtracted first) */
