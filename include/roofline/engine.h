@@ -205,8 +205,9 @@ typedef struct rf_event {
     int64_t t_submit_ns, t_admit_ns, t_first_ns; /* queued at, admitted to a slot at, first token */
     int32_t n_cached; /* prompt tokens whose KV came from the prefix cache, not computed */
     const char *error;
-    /* logprobs >= 0: the token's log-probability and the most likely alternatives (borrowed
-     * for the callback; n_top is 0 otherwise) */
+    /* logprobs >= 0, in every event with a token (a final one too): the token's log-softmax
+     * under the raw logits and the most likely alternatives, descending (borrowed for the
+     * callback; n_top is 0 and top_ids NULL otherwise) */
     float logprob;
     int32_t n_top;
     const int32_t *top_ids;

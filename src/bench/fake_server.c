@@ -961,12 +961,12 @@ static enum MHD_Result answer_chat(rf_fake *f, fake_req *r, struct MHD_Connectio
         rf_buf_free(&r->body);
         return queue_error(f, c, MHD_HTTP_BAD_REQUEST, NULL, "too_many_json_items", msg);
     }
-    /* the OpenAI fields: the server's parser, with its limits; any model is answered, tools
-     * and the other fields the server does not do yet are the fake's to answer */
+    /* the OpenAI fields: the server's parser, with its limits; any model is answered; tool
+     * calls are the fake's to answer */
     rf_oai_limits lim = {NULL, MAX_TOKENS};
     rf_oai_error oe;
-    rf_status pst = rf_oai_parse_ex(RF_OAI_CHAT, (const char *)r->body.data, r->body.len, &lim,
-                                    RF_OAI_ACCEPT_UNSUPPORTED, &r->req, &oe);
+    rf_status pst =
+        rf_oai_parse(RF_OAI_CHAT, (const char *)r->body.data, r->body.len, &lim, &r->req, &oe);
     rf_buf_free(&r->body);
     if (pst) {
         if (oe.http == 400 || oe.http == 404) atomic_fetch_add(&f->c.bad_requests, 1);

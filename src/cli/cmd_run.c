@@ -404,7 +404,8 @@ int cli_run(int argc, char **argv) {
         st = rf_context_new(m, &cp, &c, &err);
     }
     if (!st) {
-        rf_sampler_params sp = {(float)o.temp, (int32_t)o.top_k, (float)o.top_p, o.seed};
+        rf_sampler_params sp = {(float)o.temp, (int32_t)o.top_k, (float)o.top_p, o.seed, 0.0f,
+                                0.0f};
         st = rf_sampler_new(&sp, rf_model_hparams(m)->n_vocab, &smp, &err);
     }
     if (st) {

@@ -129,7 +129,7 @@ rf_status rf_engine_open(const rf_engine_params *params, rf_engine **out, rf_err
         st = rf_error_set(err, RF_ERR_NOMEM, "engine: out of memory");
         goto fail;
     }
-    rf_sampler_params sp = {0.0f, 0, 1.0f, 0};
+    rf_sampler_params sp = {0.0f, 0, 1.0f, 0, 0.0f, 0.0f};
     for (int32_t i = 0; i < S; i++) {
         st = rf_sampler_new(&sp, rf_model_hparams(e->model)->n_vocab, &e->slots[i].smp, err);
         if (st) goto fail;
@@ -254,21 +254,12 @@ rf_status rf_engine_check_request(const rf_engine *e, const rf_request_params *p
     if (p->max_tokens < -1 || p->max_tokens == 0)
         return rf_error_set(err, RF_ERR_ARG, "max_tokens %d must be positive (or -1)",
                             p->max_tokens);
-    rf_sampler_params sp = {p->temperature, p->top_k, p->top_p, p->seed};
-    rf_status st = rf_sampler_check(&sp, err);
+    rf_sampler_params sp = rf_req_sampler_params(p);
+    rf_status st = rf_sampler_check(&sp, err); /* also the penalties' range, [-2, 2] */
     if (st) return st;
-    if (!(p->presence_penalty >= -2.0f && p->presence_penalty <= 2.0f))
-        return rf_error_set(err, RF_ERR_ARG, "presence_penalty %g is not in [-2, 2]",
-                            (double)p->presence_penalty);
-    if (!(p->frequency_penalty >= -2.0f && p->frequency_penalty <= 2.0f))
-        return rf_error_set(err, RF_ERR_ARG, "frequency_penalty %g is not in [-2, 2]",
-                            (double)p->frequency_penalty);
     if (p->logprobs < -1 || p->logprobs > RF_MAX_TOP_LOGPROBS)
         return rf_error_set(err, RF_ERR_ARG, "logprobs %d is not in [-1, %d]", p->logprobs,
                             RF_MAX_TOP_LOGPROBS);
-    if (p->presence_penalty != 0.0f || p->frequency_penalty != 0.0f || p->logprobs >= 0)
-        return rf_error_set(err, RF_ERR_UNSUPPORTED,
-                            "penalties and logprobs are not supported yet");
     if (p->json_schema || p->tool_choice == RF_TOOL_CHOICE_REQUIRED ||
         p->tool_choice == RF_TOOL_CHOICE_NAMED)
         return rf_error_set(err, RF_ERR_UNSUPPORTED,

@@ -52,6 +52,11 @@ typedef struct rf_slot {
     int32_t n_toks;
     int32_t n_cached; /* prompt positions this request reused */
     uint64_t used;    /* when its last request ended (lru_tick), for ties */
+    /* logprobs >= 0: the last sampled token's log-probability and alternatives (for emit) */
+    float lp;
+    int32_t n_top;
+    int32_t top_ids[RF_MAX_TOP_LOGPROBS];
+    float top_lps[RF_MAX_TOP_LOGPROBS];
 } rf_slot;
 
 struct rf_engine {
@@ -85,6 +90,16 @@ struct rf_engine {
 
     rf_engine_stats stats; /* counters; running/waiting filled on read */
 };
+
+/* The sampler's share of a request's parameters. */
+static inline rf_sampler_params rf_req_sampler_params(const rf_request_params *p) {
+    return (rf_sampler_params){.temperature = p->temperature,
+                               .top_k = p->top_k,
+                               .top_p = p->top_p,
+                               .seed = p->seed,
+                               .presence_penalty = p->presence_penalty,
+                               .frequency_penalty = p->frequency_penalty};
+}
 
 /* The scheduler thread's body (scheduler.c). */
 void *rf_scheduler_main(void *arg);

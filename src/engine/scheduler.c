@@ -6,7 +6,8 @@
  *      prefill_chunk tokens in all while anything is decoding, so running streams keep their
  *      pace; up to max_step_tokens when nothing is);
  *   3. run it (rf_decode: each weight read once for the whole step);
- *   4. sample for every request that produced an output, stream its text, finish requests on an
+ *   4. sample for every request that produced an output (penalised by the tokens it generated
+ *      so far; with its log-probabilities when asked), stream its text, finish requests on an
  *      end-of-generation token, a stop string, max_tokens or a full context (or with an error
  *      when the output's logits are not all finite numbers).
  * Nothing is allocated per step: the batch arrays, text buffer and samplers exist from open.
@@ -37,6 +38,12 @@ static void emit(rf_engine *e, rf_slot *s, int32_t token, const char *text, size
     ev.t_first_ns = s->t_first_ns;
     ev.n_cached = s->n_cached;
     ev.error = error;
+    if (token >= 0 && s->req->p.logprobs >= 0) { /* set by advance for this token */
+        ev.logprob = s->lp;
+        ev.n_top = s->n_top;
+        ev.top_ids = s->top_ids;
+        ev.top_logprobs = s->top_lps;
+    }
     (void)e;
     s->req->fn(s->req->user, &ev);
 }
@@ -131,13 +138,16 @@ static int32_t admit(rf_engine *e, rf_req **dropped) {
 /* Per-request setup outside the lock: sampler and text stream. */
 static void start_slot(rf_engine *e, rf_slot *s) {
     const rf_request_params *p = &s->req->p;
-    rf_sampler_params sp = {p->temperature, p->top_k, p->top_p, p->seed};
+    rf_sampler_params sp = rf_req_sampler_params(p);
     rf_sampler_configure(s->smp, &sp);
     const char *stops[RF_MAX_STOPS + 1] = {0};
     for (int i = 0; i < s->req->n_stops; i++) stops[i] = s->req->stops[i];
     rf_ts_init(&s->ts, stops);
-    s->out_mode =
-        rf_sampler_fits_top(s->smp, rf_context_n_top(e->ctx)) ? RF_OUT_TOP : RF_OUT_LOGITS;
+    /* logprobs need the whole row (a log-sum-exp over the vocabulary); penalties too (the
+     * sampler does not fit the top then) */
+    s->out_mode = p->logprobs < 0 && rf_sampler_fits_top(s->smp, rf_context_n_top(e->ctx))
+                      ? RF_OUT_TOP
+                      : RF_OUT_LOGITS;
 }
 
 /* Builds the next step into the batch arrays; returns its size and fills out_slot for the rows
@@ -199,6 +209,11 @@ static void advance(rf_engine *e, int32_t si, int32_t row) {
     int32_t k = rf_context_top(e->ctx, row, &ids, &vals);
     int32_t t = k ? rf_sampler_sample_top(s->smp, ids, vals, k)
                   : rf_sampler_sample(s->smp, rf_context_logits(e->ctx, row));
+    rf_sampler_accept(s->smp, t);
+    if (s->req->p.logprobs >= 0) { /* full logits: start_slot asked for them */
+        s->n_top = rf_sampler_logprobs(s->smp, rf_context_logits(e->ctx, row), t,
+                                       s->req->p.logprobs, s->top_ids, s->top_lps, &s->lp);
+    }
     s->n_gen++;
     rf_prefix_push(e, s, t);
     if (!s->t_first_ns) s->t_first_ns = rf_now_ns();

@@ -1,9 +1,12 @@
-/* sampler.c: greedy, temperature, top-k, top-p sampling with a seeded generator. */
+/* sampler.c: greedy, temperature, top-k, top-p sampling with a seeded generator; penalties;
+ * log-probabilities. */
 #include "model/sampler.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "model/penalty.h"
 
 typedef struct cand {
     int32_t id;
@@ -17,10 +20,12 @@ struct rf_sampler {
     cand *heap;  /* [n_vocab] top-k candidates */
     float *prob; /* [n_vocab] unnormalised probabilities (top-p without top-k) */
     float *work; /* [n_vocab] selection scratch */
+    float *pen;  /* [n_vocab] the penalised copy of the logits */
+    rf_penalty counts;
 };
 
 rf_sampler_params rf_sampler_default_params(void) {
-    rf_sampler_params p = {0.8f, 40, 0.95f, 0};
+    rf_sampler_params p = {0.8f, 40, 0.95f, 0, 0.0f, 0.0f};
     return p;
 }
 
@@ -30,12 +35,19 @@ rf_status rf_sampler_check(const rf_sampler_params *p, rf_error *err) {
     if (p->top_k < 0) return rf_error_set(err, RF_ERR_ARG, "top_k %d is negative", p->top_k);
     if (!isfinite(p->temperature))
         return rf_error_set(err, RF_ERR_ARG, "temperature is not a finite number");
+    if (!(p->presence_penalty >= -2.0f && p->presence_penalty <= 2.0f))
+        return rf_error_set(err, RF_ERR_ARG, "presence_penalty %g is not in [-2, 2]",
+                            (double)p->presence_penalty);
+    if (!(p->frequency_penalty >= -2.0f && p->frequency_penalty <= 2.0f))
+        return rf_error_set(err, RF_ERR_ARG, "frequency_penalty %g is not in [-2, 2]",
+                            (double)p->frequency_penalty);
     return RF_OK;
 }
 
 void rf_sampler_configure(rf_sampler *s, const rf_sampler_params *p) {
     s->p = *p;
     rf_sampler_reset(s);
+    rf_penalty_clear(&s->counts);
 }
 
 rf_status rf_sampler_new(const rf_sampler_params *p, int32_t n_vocab, rf_sampler **out,
@@ -49,7 +61,9 @@ rf_status rf_sampler_new(const rf_sampler_params *p, int32_t n_vocab, rf_sampler
     s->heap = malloc((size_t)n_vocab * sizeof *s->heap);
     s->prob = malloc((size_t)n_vocab * sizeof *s->prob);
     s->work = malloc((size_t)n_vocab * sizeof *s->work);
-    if (!s->heap || !s->prob || !s->work) {
+    s->pen = malloc((size_t)n_vocab * sizeof *s->pen);
+    if (!s->heap || !s->prob || !s->work || !s->pen ||
+        rf_penalty_init(&s->counts, n_vocab, NULL) != RF_OK) {
         rf_sampler_free(s);
         return rf_error_set(err, RF_ERR_NOMEM, "sampler: out of memory");
     }
@@ -65,6 +79,8 @@ void rf_sampler_free(rf_sampler *s) {
     free(s->heap);
     free(s->prob);
     free(s->work);
+    free(s->pen);
+    rf_penalty_free(&s->counts);
     free(s);
 }
 
@@ -112,6 +128,7 @@ static void sift_down(cand *h, int32_t n, int32_t i) {
 /* Keeps the k best of x in a min-heap h (root = weakest kept), then sorts h descending. */
 static int32_t select_top(const float *x, int32_t n, int32_t k, cand *h) {
     if (k > n) k = n;
+    if (k <= 0) return 0; /* no heap to compare against */
     for (int32_t i = 0; i < k; i++) h[i] = (cand){i, x[i]};
     for (int32_t i = k / 2 - 1; i >= 0; i--) sift_down(h, k, i);
     for (int32_t i = k; i < n; i++) {
@@ -223,8 +240,21 @@ static int32_t draw_top(rf_sampler *s, int32_t m, float mx, float inv_t) {
     return s->heap[keep - 1].id;
 }
 
+static bool penalised(const rf_sampler *s) {
+    return s->p.presence_penalty != 0.0f || s->p.frequency_penalty != 0.0f;
+}
+
+void rf_sampler_accept(rf_sampler *s, int32_t token) {
+    if (penalised(s)) rf_penalty_add(&s->counts, token);
+}
+
 int32_t rf_sampler_sample(rf_sampler *s, const float *logits) {
     const int32_t n = s->n_vocab;
+    if (penalised(s) && s->counts.n_seen > 0) {
+        memcpy(s->pen, logits, (size_t)n * sizeof *s->pen);
+        rf_penalty_apply(&s->counts, s->p.presence_penalty, s->p.frequency_penalty, s->pen);
+        logits = s->pen;
+    }
     if (s->p.temperature <= 0) return rf_argmax(logits, n);
     const float inv_t = 1.0f / s->p.temperature;
     const float mx = logits[rf_argmax(logits, n)];
@@ -243,7 +273,7 @@ int32_t rf_sampler_sample(rf_sampler *s, const float *logits) {
 }
 
 bool rf_sampler_fits_top(const rf_sampler *s, int32_t n_top) {
-    return s->p.temperature <= 0 || (s->p.top_k > 0 && s->p.top_k <= n_top);
+    return !penalised(s) && (s->p.temperature <= 0 || (s->p.top_k > 0 && s->p.top_k <= n_top));
 }
 
 int32_t rf_sampler_sample_top(rf_sampler *s, const int32_t *ids, const float *vals, int32_t n) {
@@ -251,4 +281,20 @@ int32_t rf_sampler_sample_top(rf_sampler *s, const int32_t *ids, const float *va
     int32_t m = s->p.top_k < n ? s->p.top_k : n;
     for (int32_t i = 0; i < m; i++) s->heap[i] = (cand){ids[i], vals[i]};
     return draw_top(s, m, vals[0], 1.0f / s->p.temperature);
+}
+
+int32_t rf_sampler_logprobs(rf_sampler *s, const float *logits, int32_t token, int32_t k,
+                            int32_t *ids, float *lps, float *token_lp) {
+    const int32_t n = s->n_vocab;
+    const float mx = logits[rf_argmax(logits, n)];
+    double sum = 0;
+    for (int32_t i = 0; i < n; i++) sum += exp((double)(logits[i] - mx));
+    const double lse = (double)mx + log(sum);
+    int32_t m = k > 0 ? select_top(logits, n, k, s->heap) : 0;
+    for (int32_t i = 0; i < m; i++) {
+        ids[i] = s->heap[i].id;
+        lps[i] = (float)((double)s->heap[i].v - lse);
+    }
+    *token_lp = token >= 0 && token < n ? (float)((double)logits[token] - lse) : -INFINITY;
+    return m;
 }

@@ -8,8 +8,18 @@
  * selection.
  * The same seed and logits give the same tokens, run after run.
  *
- * Ownership: rf_sampler_new allocates working space for n_vocab candidates once; sampling
- * allocates nothing. rf_sampler_free releases. One sampler per sequence; not thread-safe.
+ * Penalties (OpenAI's presence and frequency penalties, model/penalty.h) apply before all of
+ * this, to a copy of the logits, over the tokens given to rf_sampler_accept since the last
+ * rf_sampler_configure: greedy, top-k and top-p all see the penalised logits. Since a penalty
+ * can promote a token from outside any candidate list, a sampler with penalties needs full
+ * logits (rf_sampler_fits_top is false).
+ *
+ * rf_sampler_logprobs reports the log-softmax of the raw logits (before temperature and
+ * penalties) for a token and the most likely alternatives.
+ *
+ * Ownership: rf_sampler_new allocates working space for n_vocab candidates (and the penalty
+ * counts) once; sampling allocates nothing. rf_sampler_free releases. One sampler per sequence;
+ * not thread-safe.
  */
 #ifndef RF_MODEL_SAMPLER_H
 #define RF_MODEL_SAMPLER_H
@@ -24,6 +34,8 @@ typedef struct rf_sampler_params {
     int32_t top_k;     /* 0: disabled */
     float top_p;       /* in (0, 1]; 1: disabled */
     uint64_t seed;
+    float presence_penalty;  /* [-2, 2]: subtracted once a token has been generated; 0: off */
+    float frequency_penalty; /* [-2, 2]: subtracted per time a token has been generated; 0: off */
 } rf_sampler_params;
 
 rf_sampler_params rf_sampler_default_params(void); /* temp 0.8, top_k 40, top_p 0.95, seed 0 */
@@ -35,18 +47,30 @@ rf_status rf_sampler_new(const rf_sampler_params *p, int32_t n_vocab, rf_sampler
 void rf_sampler_free(rf_sampler *s);
 /* Validates parameters without making a sampler (RF_ERR_ARG naming the field). */
 rf_status rf_sampler_check(const rf_sampler_params *p, rf_error *err);
-/* Gives an existing sampler new (already checked) parameters and restarts its random stream:
- * one sampler per batch slot serves request after request without allocating. */
+/* Gives an existing sampler new (already checked) parameters, restarts its random stream and
+ * forgets the penalty counts: one sampler per batch slot serves request after request without
+ * allocating. */
 void rf_sampler_configure(rf_sampler *s, const rf_sampler_params *p);
 /* Restarts the random stream from the seed. */
 void rf_sampler_reset(rf_sampler *s);
 int32_t rf_sampler_sample(rf_sampler *s, const float *logits);
+/* Counts a generated token for the penalties (nothing when both are 0). */
+void rf_sampler_accept(rf_sampler *s, int32_t token);
+
+/* The log-probability of token under the log-softmax of the raw logits (n_vocab values; no
+ * temperature, no penalties) into *token_lp (-inf for an id out of range), and the k most likely
+ * tokens with theirs, sorted by descending probability (ties: lower id first), into ids and lps
+ * (k entries). Allocates nothing. Returns how many alternatives it wrote: min(k, n_vocab). */
+int32_t rf_sampler_logprobs(rf_sampler *s, const float *logits, int32_t token, int32_t k,
+                            int32_t *ids, float *lps, float *token_lp);
 
 /* True when the n_top best candidates are all this sampler needs (greedy, or top-k with
- * top_k <= n_top): the decode step can then ask for RF_OUT_TOP instead of full logits. */
+ * top_k <= n_top, and no penalties): the decode step can then ask for RF_OUT_TOP instead of full
+ * logits. */
 bool rf_sampler_fits_top(const rf_sampler *s, int32_t n_top);
 /* Samples from candidates sorted by descending logit (rf_context_top's output); gives the same
- * token as rf_sampler_sample would on the full logits when rf_sampler_fits_top holds. */
+ * token as rf_sampler_sample would on the full logits when rf_sampler_fits_top holds (it applies
+ * no penalties: a sampler with penalties does not fit the top). */
 int32_t rf_sampler_sample_top(rf_sampler *s, const int32_t *ids, const float *vals, int32_t n);
 
 /* Index of the largest of n values (lowest index on ties). */

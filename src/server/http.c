@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "server/metrics.h"
+#include "server/openai_logprobs.h"
 #include "server/openai_req.h"
 #include "server/openai_resp.h"
 #include "server/tool_stream.h"
@@ -63,6 +64,8 @@ typedef struct srv_req {
     bool submitted, done, oom;
     uint64_t eid;
     rf_buf pending; /* text from the engine not yet sent (non-stream: all of it) */
+    bool want_lp;   /* logprobs asked for (set before submit) */
+    rf_oai_lps lps; /* the tokens' logprobs not yet sent (non-stream: all of them) */
     rf_finish finish;
     int32_t n_prompt, n_gen, n_cached;
     int64_t t_submit, t_admit, t_first, t_end;
@@ -78,8 +81,10 @@ typedef struct srv_req {
     char *tools_json; /* owned copy, or NULL: no tools */
     rf_tsplit split;  /* stream: the reply split into content and calls as it comes */
     bool split_on, split_oom;
-    rf_buf reply; /* stream: the whole reply, for the final parse */
-    rf_buf chunk; /* stream: the text taken from pending for this round */
+    rf_buf reply;       /* stream: the whole reply, for the final parse */
+    rf_buf chunk;       /* stream: the text taken from pending for this round */
+    rf_oai_lps lps_out; /* taken from lps (swapped, so both keep their capacity) */
+    int64_t text_off;   /* completions: text_offset of the next token */
 } srv_req;
 
 rf_srv_params rf_srv_default_params(void) {
@@ -101,6 +106,8 @@ static void req_unref(srv_req *r) {
     rf_buf_free(&r->chunk);
     if (r->split_on) rf_tsplit_free(&r->split);
     free(r->tools_json);
+    rf_oai_lps_free(&r->lps);
+    rf_oai_lps_free(&r->lps_out);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
     free(r);
@@ -182,6 +189,7 @@ static void on_event(void *user, const rf_event *ev) {
     srv_req *r = user;
     pthread_mutex_lock(&r->mu);
     if (ev->text_len && rf_buf_append(&r->pending, ev->text, ev->text_len)) r->oom = true;
+    if (r->want_lp && ev->token >= 0 && rf_oai_lps_push(&r->lps, ev)) r->oom = true;
     if (!r->t_first && ev->token >= 0) r->t_first = ev->t_ns;
     if (ev->t_admit_ns) r->t_admit = ev->t_admit_ns;
     r->t_submit = ev->t_submit_ns;
@@ -241,6 +249,21 @@ static bool gen_failed(const srv_req *r, rf_oai_error *e) {
         return false;
     }
     return true;
+}
+
+/* ---- logprobs ---- */
+
+static int64_t engine_piece(void *user, int32_t id, char *buf, int64_t cap) {
+    return rf_engine_detokenize(user, &id, 1, buf, cap);
+}
+
+/* o with choices[0].logprobs made from l (pieces from the engine; none once it is gone). */
+static json_t *with_logprobs(srv_req *r, json_t *o, const rf_oai_lps *l) {
+    pthread_rwlock_rdlock(&r->s->lock);
+    json_t *lp = rf_oai_logprobs_json(r->meta.kind, l->v, l->n, r->s->e ? engine_piece : NULL,
+                                      r->s->e, &r->text_off);
+    pthread_rwlock_unlock(&r->s->lock);
+    return rf_oai_with_logprobs(o, lp);
 }
 
 /* ---- streaming ---- */
@@ -311,31 +334,41 @@ static bool stream_next(srv_req *r) {
                                      rf_oai_chunk_json(m, "assistant", NULL, 0, NULL, NULL));
     }
     pthread_mutex_lock(&r->mu);
-    if (!r->done && r->pending.len == 0) {
+    if (!r->done && r->pending.len == 0 && r->lps.n == 0) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_sec += PING_NS / 1000000000ll;
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
     }
     rf_status st = RF_OK;
-    if (r->pending.len && r->split_on) { /* split outside the lock */
-        rf_buf_reset(&r->chunk);
-        st = rf_buf_append(&r->chunk, r->pending.data, r->pending.len);
-        rf_buf_reset(&r->pending);
-        pthread_mutex_unlock(&r->mu);
-        if (!st) st = rf_buf_append(&r->reply, r->chunk.data, r->chunk.len);
-        if (!st) st = rf_tsplit_push(&r->split, (const char *)r->chunk.data, r->chunk.len);
-        if (!st && r->split_oom) st = RF_ERR_NOMEM;
-        pthread_mutex_lock(&r->mu);
-    } else if (r->pending.len) {
+    if (r->split_on) {
+        r->lps.n = 0;         /* a reply read for tool calls carries no logprobs */
+        if (r->pending.len) { /* split outside the lock */
+            rf_buf_reset(&r->chunk);
+            st = rf_buf_append(&r->chunk, r->pending.data, r->pending.len);
+            rf_buf_reset(&r->pending);
+            pthread_mutex_unlock(&r->mu);
+            if (!st) st = rf_buf_append(&r->reply, r->chunk.data, r->chunk.len);
+            if (!st) st = rf_tsplit_push(&r->split, (const char *)r->chunk.data, r->chunk.len);
+            if (!st && r->split_oom) st = RF_ERR_NOMEM;
+            pthread_mutex_lock(&r->mu);
+            r->lps.n = 0;
+        }
+    } else if (r->pending.len ||
+               r->lps.n) { /* logprobs go with the chunk their tokens' events made */
         json_t *o =
             rf_oai_chunk_json(m, NULL, (const char *)r->pending.data, r->pending.len, NULL, NULL);
         rf_buf_reset(&r->pending);
+        rf_oai_lps took = r->lps;
+        r->lps = r->lps_out;
+        r->lps.n = 0;
+        r->lps_out = took;
         pthread_mutex_unlock(&r->mu);
+        if (r->want_lp) o = with_logprobs(r, o, &r->lps_out);
         st = rf_oai_sse_event(&r->out, o); /* formatted outside the lock */
         pthread_mutex_lock(&r->mu);
     }
-    bool done = r->done && r->pending.len == 0;
+    bool done = r->done && r->pending.len == 0 && r->lps.n == 0;
     pthread_mutex_unlock(&r->mu);
     if (st) return false;
     if (!done) {
@@ -443,6 +476,7 @@ static enum MHD_Result submit(srv_req *r, struct MHD_Connection *c, const rf_oai
                    q->kind == RF_OAI_CHAT ? "messages" : "prompt", (long long)want);
         goto out;
     }
+    r->want_lp = p.logprobs >= 0;
     atomic_fetch_add(&r->refs, 1); /* the engine's, until the final event */
     r->submitted = true;
     rf_status st = rf_engine_submit(s->e, ids, (int32_t)n, &p, on_event, r, &r->eid, &err);
@@ -567,10 +601,10 @@ static enum MHD_Result answer_completion(srv_req *r, struct MHD_Connection *c, r
     if (gen_failed(r, &e)) return queue_error(r, c, &e, e.http == 503 ? "Retry-After" : NULL, "1");
     rf_oai_timings t = timings_of(r);
     if (r->tools_json) return answer_tool_reply(r, c, &t);
-    return queue_json(r, c, 200,
-                      rf_oai_response_json(&r->meta, (const char *)r->pending.data, r->pending.len,
-                                           finish_reason(r->finish), &t),
-                      NULL, NULL);
+    json_t *o = rf_oai_response_json(&r->meta, (const char *)r->pending.data, r->pending.len,
+                                     finish_reason(r->finish), &t);
+    if (r->want_lp) o = with_logprobs(r, o, &r->lps);
+    return queue_json(r, c, 200, o, NULL, NULL);
 }
 
 /* ---- small endpoints ---- */

@@ -44,11 +44,6 @@ static rf_status wrong_type(rf_oai_error *e, const char *param, const json_t *v,
                             v ? rf_json_kind(v) : "missing");
 }
 
-static rf_status unsupported(rf_oai_error *e, const char *param) {
-    return rf_oai_error_set(e, 400, param, "unsupported_parameter",
-                            "'%s' is not supported yet by this server", param);
-}
-
 char *rf_oai_req_own(rf_oai_req *r, char *s) {
     if (!s) return NULL;
     char **more = realloc(r->owned, (r->n_owned + 1) * sizeof *more);
@@ -198,20 +193,31 @@ static rf_status parse_stop(rf_oai_req *r, rf_oai_error *e) {
     return RF_OK;
 }
 
-/* Fields we do not implement yet: refused rather than silently ignored. */
-static rf_status refuse_unsupported(const json_t *root, rf_oai_error *e) {
-    const json_t *v = json_object_get(root, "logprobs");
-    if (v && !json_is_null(v) && !json_is_false(v) &&
-        !(json_is_integer(v) && json_integer_value(v) == 0))
-        return unsupported(e, "logprobs");
-    v = json_object_get(root, "top_logprobs");
-    if (v && !json_is_null(v) && !(json_is_integer(v) && json_integer_value(v) == 0))
-        return unsupported(e, "top_logprobs");
+/* Chat: logprobs (boolean) and top_logprobs (0..20, above 0 only with logprobs true);
+ * completions: the legacy logprobs, an integer 0..5. */
+static rf_status parse_logprobs(rf_oai_req *r, rf_oai_error *e) {
+    rf_error jerr;
+    rf_jr j = rf_jr_make(NULL, RF_ERR_ARG, &jerr);
+    r->logprobs = -1;
+    if (r->kind == RF_OAI_COMPLETION) {
+        int32_t n = -1;
+        if (rf_jr_i32(&j, r->root, NULL, "logprobs", RF_JR_NULLABLE, 0, 5, &n))
+            return rf_oai_jr_error(&j, e);
+        r->logprobs = n;
+        return RF_OK;
+    }
+    bool on = false;
+    int32_t top = 0;
+    if (rf_jr_bool(&j, r->root, NULL, "logprobs", RF_JR_NULLABLE, &on) ||
+        rf_jr_i32(&j, r->root, NULL, "top_logprobs", RF_JR_NULLABLE, 0, RF_MAX_TOP_LOGPROBS, &top))
+        return rf_oai_jr_error(&j, e);
+    if (top > 0 && !on)
+        return bad(e, "top_logprobs", "'top_logprobs' needs 'logprobs' set to true");
+    r->logprobs = on ? top : -1;
     return RF_OK;
 }
 
-static rf_status parse_fields(rf_oai_req *r, const rf_oai_limits *lim, unsigned flags,
-                              rf_oai_error *e) {
+static rf_status parse_fields(rf_oai_req *r, const rf_oai_limits *lim, rf_oai_error *e) {
     const json_t *root = r->root;
     rf_error jerr;
     rf_jr j = rf_jr_make(NULL, RF_ERR_ARG, &jerr);
@@ -257,16 +263,11 @@ static rf_status parse_fields(rf_oai_req *r, const rf_oai_limits *lim, unsigned 
     rf_status st;
     if ((st = parse_stop(r, e))) return st;
     if ((st = rf_oai_parse_tools(r, e))) return st;
-    return (flags & RF_OAI_ACCEPT_UNSUPPORTED) ? RF_OK : refuse_unsupported(root, e);
+    return parse_logprobs(r, e);
 }
 
 rf_status rf_oai_parse(rf_oai_kind kind, const char *body, size_t len, const rf_oai_limits *lim,
                        rf_oai_req *out, rf_oai_error *e) {
-    return rf_oai_parse_ex(kind, body, len, lim, 0, out, e);
-}
-
-rf_status rf_oai_parse_ex(rf_oai_kind kind, const char *body, size_t len, const rf_oai_limits *lim,
-                          unsigned flags, rf_oai_req *out, rf_oai_error *e) {
     memset(out, 0, sizeof *out);
     out->kind = kind;
     json_error_t je;
@@ -283,7 +284,7 @@ rf_status rf_oai_parse_ex(rf_oai_kind kind, const char *body, size_t len, const 
                               "the body must be a JSON object, not %s", rf_json_kind(out->root));
         goto fail;
     }
-    st = parse_fields(out, lim, flags, e);
+    st = parse_fields(out, lim, e);
     if (st) goto fail;
     if (kind == RF_OAI_CHAT) {
         st = parse_messages(out, e);
@@ -328,6 +329,9 @@ rf_request_params rf_oai_engine_params(const rf_oai_req *r) {
     p.seed = r->seed;
     p.max_tokens = r->max_tokens;
     p.ignore_eos = r->ignore_eos;
+    p.presence_penalty = (float)r->presence_penalty;
+    p.frequency_penalty = (float)r->frequency_penalty;
+    p.logprobs = r->logprobs;
     for (int i = 0; i < RF_OAI_MAX_STOPS && r->stop[i]; i++) p.stop[i] = r->stop[i];
     p.json_schema = r->json_schema;
     if (r->tool_choice != RF_TOOL_CHOICE_NONE) {

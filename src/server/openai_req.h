@@ -1,12 +1,12 @@
 /* openai_req.h: parsing and validating OpenAI request bodies (POST /v1/chat/completions and
  * POST /v1/completions) with jansson, strictly: a field of the wrong type or out of range is a
  * 400 whose error names the field (param); an unknown model is a 404 model_not_found. Unknown
- * extra fields are ignored, as OpenAI does. Fields accepted but not acted on yet:
- * presence_penalty and frequency_penalty (range-checked to [-2, 2], then ignored by the engine).
- * An empty tools array is a 400 (as OpenAI's). Fields refused with a 400 "not supported yet"
- * rather than silently ignored: non-empty tools,
- * tool_choice other than "none", response_format other than {"type":"text"}, logprobs true,
- * top_logprobs > 0.
+ * extra fields are ignored, as OpenAI does. presence_penalty and frequency_penalty are in
+ * [-2, 2]. Log-probabilities: chat takes logprobs (a boolean) and top_logprobs (0..20; above 0
+ * only with logprobs true, as OpenAI and vLLM require), completions the legacy logprobs (an
+ * integer 0..5: how many alternatives). Chat's tools, tool_choice, parallel_tool_calls and
+ * response_format are read by openai_tools.c (an empty tools array is a 400, as OpenAI's);
+ * whether the engine can enforce a schema is checked at submission (rf_engine_check_request).
  *
  * Ownership: rf_oai_parse fills a rf_oai_req that owns the parsed JSON tree and every string it
  * points to (message texts borrow from the tree or from strings the request owns); release it
@@ -55,8 +55,10 @@ typedef struct rf_oai_req {
     float top_p;        /* (0, 1]; default 1 */
     int32_t top_k;      /* >= 0; default 0 (off) */
     uint64_t seed;      /* default 0 */
-    double presence_penalty, frequency_penalty; /* [-2, 2]; accepted, ignored for now */
-    const char *stop[RF_OAI_MAX_STOPS + 1];     /* NULL-terminated, borrowed from root */
+    double presence_penalty, frequency_penalty; /* [-2, 2]; default 0 */
+    int32_t logprobs; /* -1: none; else the alternatives per token (chat: top_logprobs when
+                       * logprobs is true; completions: logprobs) */
+    const char *stop[RF_OAI_MAX_STOPS + 1]; /* NULL-terminated, borrowed from root */
     bool stream;
     bool include_usage; /* stream_options.include_usage */
     bool ignore_eos;    /* vLLM extension */
@@ -81,12 +83,6 @@ typedef struct rf_oai_limits {
  * 400, or 404 for an unknown model) and *out left zeroed. */
 rf_status rf_oai_parse(rf_oai_kind kind, const char *body, size_t len, const rf_oai_limits *lim,
                        rf_oai_req *out, rf_oai_error *e);
-/* rf_oai_parse with flags: RF_OAI_ACCEPT_UNSUPPORTED accepts (and leaves to the caller) the
- * fields refused above as not supported yet: tools, tool_choice, response_format, logprobs,
- * top_logprobs (the bench's fake backend answers tool calls itself). */
-#define RF_OAI_ACCEPT_UNSUPPORTED 1u
-rf_status rf_oai_parse_ex(rf_oai_kind kind, const char *body, size_t len, const rf_oai_limits *lim,
-                          unsigned flags, rf_oai_req *out, rf_oai_error *e);
 void rf_oai_req_free(rf_oai_req *r);
 
 /* openai_tools.c: validates and fills the tool and response_format fields (chat; on

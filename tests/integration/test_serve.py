@@ -4,6 +4,7 @@ Started once per module on a free port with the small smollm2-135m model; every 
 greedy and short so the whole file runs in well under a minute on two cores."""
 import concurrent.futures
 import json
+import math
 import os
 import subprocess
 import sys
@@ -145,6 +146,83 @@ def test_completions(server, client):
                                        temperature=0, stream=True,
                                        extra_body={"ignore_eos": True}))
     assert "".join(c.choices[0].text for c in s if c.choices) == r.choices[0].text
+
+
+def check_chat_entries(content, top_n):
+    """Each logprobs.content entry: logprob <= 0, top_n alternatives in descending order whose
+    probabilities sum to at most 1, the greedy token first; bytes are the token's UTF-8."""
+    for t in content:
+        assert t.logprob <= 0 and len(t.top_logprobs) == top_n
+        alts = [a.logprob for a in t.top_logprobs]
+        assert alts == sorted(alts, reverse=True) and all(a <= 0 for a in alts)
+        assert sum(math.exp(a) for a in alts) <= 1 + 1e-6
+        assert t.top_logprobs[0].token == t.token and t.top_logprobs[0].logprob == t.logprob
+        if "\ufffd" not in t.token:
+            assert bytes(t.bytes).decode() == t.token
+
+
+def test_chat_logprobs(client):
+    kw = dict(model=MODEL_ID, messages=MSGS, max_tokens=8, temperature=0)
+    plain = client.chat.completions.create(**kw)
+    assert plain.choices[0].logprobs is None
+    r = client.chat.completions.create(**kw, logprobs=True, top_logprobs=3)
+    content = r.choices[0].logprobs.content
+    assert len(content) == r.usage.completion_tokens
+    assert "".join(t.token for t in content) == r.choices[0].message.content
+    assert r.choices[0].message.content == plain.choices[0].message.content  # no token changed
+    check_chat_entries(content, 3)
+    # stream: each chunk carries the logprobs of the tokens whose events it holds
+    chunks = list(client.chat.completions.create(**kw, logprobs=True, top_logprobs=3,
+                                                 stream=True,
+                                                 stream_options={"include_usage": True}))
+    streamed = [t for c in chunks if c.choices and c.choices[0].logprobs
+                for t in c.choices[0].logprobs.content]
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert len(streamed) == chunks[-1].usage.completion_tokens == r.usage.completion_tokens
+    assert "".join(t.token for t in streamed) == text == r.choices[0].message.content
+    assert [t.logprob for t in streamed] == pytest.approx([t.logprob for t in content], abs=1e-5)
+    check_chat_entries(streamed, 3)
+    # logprobs alone: the token's own, no alternatives
+    one = client.chat.completions.create(**kw, logprobs=True)
+    assert all(t.top_logprobs == [] for t in one.choices[0].logprobs.content)
+    with pytest.raises(openai.BadRequestError) as e:
+        client.chat.completions.create(**kw, top_logprobs=2)
+    assert e.value.body["param"] == "top_logprobs"
+
+
+def test_completions_logprobs(client):
+    prompt = "The capital of France is"
+    r = client.completions.create(model=MODEL_ID, prompt=prompt, max_tokens=6, temperature=0,
+                                  logprobs=2, extra_body={"ignore_eos": True})
+    lp = r.choices[0].logprobs
+    assert len(lp.tokens) == len(lp.token_logprobs) == len(lp.top_logprobs) == 6
+    assert "".join(lp.tokens) == r.choices[0].text
+    assert lp.text_offset == [sum(len(t) for t in lp.tokens[:i]) for i in range(6)]
+    for tok, tlp, alts in zip(lp.tokens, lp.token_logprobs, lp.top_logprobs):
+        assert tlp <= 0 and 1 <= len(alts) <= 3 and alts[tok] == tlp  # greedy: the best one
+
+
+def test_penalties(client):
+    kw = dict(model=MODEL_ID, max_tokens=24, temperature=0, logprobs=0,
+              extra_body={"ignore_eos": True})
+
+    def tokens(**more):  # the generated tokens, from the logprobs
+        return client.completions.create(prompt="1, 2, 1, 2, 1, 2, 1, 2,", **kw,
+                                         **more).choices[0].logprobs.tokens
+
+    def repeats(toks):
+        return len(toks) - len(set(toks))
+
+    base = tokens()
+    assert repeats(base) > 10  # greedy keeps counting "1, 2,"
+    assert tokens(presence_penalty=0, frequency_penalty=0) == base  # accepted; 0 changes nothing
+    pen = tokens(frequency_penalty=2)
+    assert pen != base and repeats(pen) < repeats(base)
+    chat = client.chat.completions.create(model=MODEL_ID, messages=MSGS, max_tokens=6,
+                                          temperature=0, presence_penalty=0)
+    ref = client.chat.completions.create(model=MODEL_ID, messages=MSGS, max_tokens=6,
+                                         temperature=0)
+    assert chat.choices[0].message.content == ref.choices[0].message.content
 
 
 def test_tokenize_round_trip(server):

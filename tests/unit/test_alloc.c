@@ -1,7 +1,8 @@
 /* test_alloc.c: zero heap allocations per decoded token after warm-up, counted by interposing
  * malloc/calloc/realloc/aligned_alloc in this executable: a context's decode step (full logits
  * and the fused top-k head, with sampling), and the engine's scheduler in steady-state decode
- * (counted between the 10th and the 60th token of a request, on every thread).
+ * (counted between the 10th and the 60th token of a request, on every thread), with and without
+ * penalties and logprobs.
  * Skipped under AddressSanitizer, which owns the allocator. */
 #if defined(__SANITIZE_ADDRESS__)
 #include <stdio.h>
@@ -60,7 +61,7 @@ static void test_context(int8_t mode) {
     cp.n_threads = 2;
     rf_context *c = NULL;
     CHECK(rf_context_new(m, &cp, &c, &err) == RF_OK);
-    rf_sampler_params sp = {0.7f, 20, 0.9f, 1};
+    rf_sampler_params sp = {0.7f, 20, 0.9f, 1, 0.0f, 0.0f};
     rf_sampler *s = NULL;
     CHECK(rf_sampler_new(&sp, rf_model_hparams(m)->n_vocab, &s, &err) == RF_OK);
     int32_t tok[2] = {2, 2}, pos[2] = {0, 0}, seq[2] = {0, 1};
@@ -115,7 +116,8 @@ static void on_event(void *user, const rf_event *ev) {
     pthread_mutex_unlock(&w->mu);
 }
 
-static void test_engine(float temp) {
+/* extras: penalties and logprobs too (full logits, the penalised copy, the log-softmax) */
+static void test_engine(float temp, int extras) {
     rf_engine_params p = rf_engine_default_params();
     p.model_path = g_model;
     p.n_threads = 2;
@@ -132,12 +134,17 @@ static void test_engine(float temp) {
     rp.ignore_eos = true;
     rp.temperature = temp;
     rp.stop[0] = "zzzz"; /* exercises the stop-string hold-back */
+    if (extras) {
+        rp.presence_penalty = 0.5f;
+        rp.frequency_penalty = 0.25f;
+        rp.logprobs = RF_MAX_TOP_LOGPROBS;
+    }
     CHECK(rf_engine_submit(e, prompt, 5, &rp, on_event, &w, NULL, &err) == RF_OK);
     pthread_mutex_lock(&w.mu);
     while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
     pthread_mutex_unlock(&w.mu);
-    CHECK_MSG(w.allocs == 0, "%ld allocations in 50 engine decode steps (temp %g)", w.allocs,
-              (double)temp);
+    CHECK_MSG(w.allocs == 0, "%ld allocations in 50 engine decode steps (temp %g%s)", w.allocs,
+              (double)temp, extras ? ", penalties and logprobs" : "");
     rf_engine_close(e);
 }
 
@@ -160,8 +167,10 @@ int main(void) {
     CHECK(atomic_load(&g_allocs) == 1);
     test_context(RF_OUT_LOGITS);
     test_context(RF_OUT_TOP);
-    test_engine(0.0f);
-    test_engine(0.9f);
+    test_engine(0.0f, 0);
+    test_engine(0.9f, 0);
+    test_engine(0.0f, 1);
+    test_engine(0.9f, 1);
     remove(path);
     return check_summary("test_alloc");
 }

@@ -133,6 +133,28 @@ static void test_fields(void) {
     const char *b2 = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
     CHECK(rf_oai_parse(RF_OAI_CHAT, b2, strlen(b2), NULL, &q, &e) == RF_OK);
     CHECK(q.max_tokens == -1 && !q.stream && q.temperature == 1.0f && q.top_p == 1.0f);
+    p = rf_oai_engine_params(&q);
+    CHECK(p.logprobs == -1 && p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f);
+    rf_oai_req_free(&q);
+    /* penalties and logprobs reach the engine's parameters */
+    const char *b3 = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
+                     "\"presence_penalty\":0.5,\"frequency_penalty\":-1.25,\"logprobs\":true,"
+                     "\"top_logprobs\":4}";
+    CHECK(rf_oai_parse(RF_OAI_CHAT, b3, strlen(b3), NULL, &q, &e) == RF_OK);
+    p = rf_oai_engine_params(&q);
+    CHECK(p.logprobs == 4 && p.presence_penalty == 0.5f && p.frequency_penalty == -1.25f);
+    rf_oai_req_free(&q);
+    const char *b4 = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"logprobs\":true}";
+    CHECK(rf_oai_parse(RF_OAI_CHAT, b4, strlen(b4), NULL, &q, &e) == RF_OK);
+    CHECK(rf_oai_engine_params(&q).logprobs == 0); /* the token's own, no alternatives */
+    rf_oai_req_free(&q);
+    const char *b5 = "{\"prompt\":\"x\",\"logprobs\":3}";
+    CHECK(rf_oai_parse(RF_OAI_COMPLETION, b5, strlen(b5), NULL, &q, &e) == RF_OK);
+    CHECK(rf_oai_engine_params(&q).logprobs == 3);
+    rf_oai_req_free(&q);
+    const char *b6 = "{\"prompt\":\"x\",\"top_logprobs\":3}"; /* not a completions field */
+    CHECK(rf_oai_parse(RF_OAI_COMPLETION, b6, strlen(b6), NULL, &q, &e) == RF_OK);
+    CHECK(rf_oai_engine_params(&q).logprobs == -1);
     rf_oai_req_free(&q);
 }
 

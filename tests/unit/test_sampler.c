@@ -10,7 +10,7 @@
 static float g_logits[V];
 
 static rf_sampler *mk(float temp, int32_t k, float p, uint64_t seed) {
-    rf_sampler_params sp = {temp, k, p, seed};
+    rf_sampler_params sp = {temp, k, p, seed, 0.0f, 0.0f};
     rf_sampler *s = NULL;
     rf_error err = {0};
     CHECK(rf_sampler_new(&sp, V, &s, &err) == RF_OK);
@@ -111,7 +111,7 @@ int main(void) {
     rf_sampler_free(c);
 
     /* parameter checks */
-    rf_sampler_params bad = {1.0f, 40, 1.5f, 0};
+    rf_sampler_params bad = {1.0f, 40, 1.5f, 0, 0.0f, 0.0f};
     rf_sampler *s = NULL;
     rf_error err = {0};
     CHECK(rf_sampler_new(&bad, V, &s, &err) == RF_ERR_ARG && s == NULL && strstr(err.msg, "top_p"));

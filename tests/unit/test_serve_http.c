@@ -2,9 +2,10 @@
  * libcurl, on a tiny random-weight model (tiny_model.h), so it runs everywhere and under the
  * sanitizers without the real models: /health while loading and when ready, 404, 405, 401,
  * 413, 503 before the engine is attached, completions non-stream and stream (exact usage,
- * [DONE]), context_length_exceeded, tokenize/detokenize, a chat request on a model whose
- * template is of no known family (an error object, not a crash), /metrics counters against the
- * responses' usage, timings.cache_n from the prefix cache, --no-metrics, and a clean stop. */
+ * [DONE]), completions logprobs (non-stream and stream), context_length_exceeded,
+ * tokenize/detokenize, a chat request on a model whose template is of no known family (an error
+ * object, not a crash), /metrics counters against the responses' usage, timings.cache_n from the
+ * prefix cache, --no-metrics, and a clean stop. */
 #include <curl/curl.h>
 #include <jansson.h>
 #include <string.h>
@@ -83,6 +84,82 @@ static rf_srv *start(const rf_srv_params *p) {
     CHECK_MSG(rf_srv_start(p, &s, &err) == RF_OK, "start: %s", err.msg);
     if (s) g_port = rf_srv_port(s);
     return s;
+}
+
+/* Completions logprobs from every "data:" event of an SSE body (or of a plain body): the
+ * tokens, their count and text offsets in order, and how many events carried some. */
+typedef struct lp_seen {
+    char text[512], tokens[512];
+    int n, events, bad;
+} lp_seen;
+
+static void collect_lp(json_t *o, lp_seen *s) {
+    json_t *c0 = json_array_get(json_object_get(o, "choices"), 0);
+    json_t *lp = json_object_get(c0, "logprobs");
+    const char *text = json_string_value(json_object_get(c0, "text"));
+    if (text) strncat(s->text, text, sizeof s->text - strlen(s->text) - 1);
+    if (!json_is_object(lp)) return;
+    s->events++;
+    json_t *toks = json_object_get(lp, "tokens"), *lps = json_object_get(lp, "token_logprobs");
+    json_t *tops = json_object_get(lp, "top_logprobs"), *offs = json_object_get(lp, "text_offset");
+    size_t n = json_array_size(toks);
+    s->bad += json_array_size(lps) != n || json_array_size(tops) != n || json_array_size(offs) != n;
+    for (size_t i = 0; i < n; i++) {
+        s->bad += json_integer_value(json_array_get(offs, i)) != (json_int_t)strlen(s->tokens);
+        s->bad += !(json_number_value(json_array_get(lps, i)) <= 0);
+        s->bad += json_object_size(json_array_get(tops, i)) < 1 ||
+                  json_object_size(json_array_get(tops, i)) > 3; /* 2 alternatives + sampled */
+        const char *t = json_string_value(json_array_get(toks, i));
+        if (t) strncat(s->tokens, t, sizeof s->tokens - strlen(s->tokens) - 1);
+        s->n++;
+    }
+}
+
+static void collect_sse(const char *t, lp_seen *s) {
+    for (const char *p = t ? strstr(t, "data: {") : NULL; p; p = strstr(p + 1, "data: {")) {
+        const char *end = strstr(p, "\n\n");
+        json_t *o = end ? json_loadb(p + 6, (size_t)(end - p - 6), 0, NULL) : NULL;
+        collect_lp(o, s);
+        json_decref(o);
+    }
+}
+
+/* Completions with logprobs 2: one entry per generated token (as many as completion_tokens),
+ * log-probabilities <= 0, tokens that concatenate to the text, offsets that continue across
+ * stream chunks. */
+static void test_logprobs(rf_buf *b) {
+    const char *body = "{\"prompt\":\"ab cd\",\"max_tokens\":5,\"temperature\":0,"
+                       "\"ignore_eos\":true,\"logprobs\":2,\"presence_penalty\":0.5}";
+    CHECK(http("POST", "/v1/completions", body, "k", b) == 200);
+    json_t *r = body_json(b);
+    static lp_seen one, st;
+    memset(&one, 0, sizeof one);
+    collect_lp(r, &one);
+    CHECK(json_integer_value(json_object_get(json_object_get(r, "usage"), "completion_tokens")) ==
+          5);
+    json_decref(r);
+    CHECK_MSG(one.events == 1 && one.n == 5 && one.bad == 0, "events %d, tokens %d, bad %d",
+              one.events, one.n, one.bad);
+    CHECK_MSG(!strcmp(one.tokens, one.text), "tokens '%s', text '%s'", one.tokens, one.text);
+    const char *sbody = "{\"prompt\":\"ab cd\",\"max_tokens\":5,\"temperature\":0,"
+                        "\"ignore_eos\":true,\"logprobs\":2,\"presence_penalty\":0.5,"
+                        "\"stream\":true}";
+    CHECK(http("POST", "/v1/completions", sbody, "k", b) == 200);
+    memset(&st, 0, sizeof st);
+    collect_sse((const char *)b->data, &st);
+    CHECK_MSG(st.n == 5 && st.events >= 1 && st.bad == 0, "stream: events %d, tokens %d, bad %d",
+              st.events, st.n, st.bad);
+    CHECK_MSG(!strcmp(st.tokens, one.tokens) && !strcmp(st.text, one.text),
+              "stream tokens '%s' text '%s'", st.tokens, st.text);
+    /* without logprobs: null */
+    const char *plain = "{\"prompt\":\"ab cd\",\"max_tokens\":2,\"temperature\":0}";
+    CHECK(http("POST", "/v1/completions", plain, "k", b) == 200);
+    r = body_json(b);
+    CHECK(json_is_null(
+        json_object_get(json_array_get(json_object_get(r, "choices"), 0), "logprobs")));
+    json_decref(r);
+    CHECK(http("POST", "/v1/completions", "{\"prompt\":\"x\",\"logprobs\":9}", "k", b) == 400 &&
+          is_error(b, "invalid_value"));
 }
 
 static void test_server(const char *model) {
@@ -197,6 +274,8 @@ static void test_server(const char *model) {
     CHECK(json_integer_value(json_object_get(tm, "cache_n")) == (json_int_t)n_prompt - 1);
     CHECK(json_integer_value(json_object_get(tm, "prompt_n")) == 1);
     json_decref(r);
+
+    test_logprobs(&b);
 
     /* context: 96 positions */
     CHECK(http("POST", "/v1/completions", "{\"prompt\":\"ab\",\"max_tokens\":96}", "k", &b) == 400);
