@@ -94,6 +94,13 @@ static bool is_ws(uint8_t c) {
     return c == ' ' || c == '\n' || c == '\t' || c == '\r';
 }
 
+/* The one space allowed at this point of an object or array. */
+static bool take_space(rf_jframe *f, uint8_t c) {
+    if (c != ' ' || (f->fl & FL_WS)) return false;
+    f->fl |= FL_WS;
+    return true;
+}
+
 static void add_thread(rf_jset *out, const rf_jthread *t) {
     if (out->n >= RF_JM_THREADS) {
         out->overflow++;
@@ -295,9 +302,10 @@ static bool run(const rf_jschema *s, rf_jthread *t, uint8_t c, rf_jset *out) {
                     next = dig ? ST_NEXP : 0;
                     break;
                 default:
-                    next = dig ? ST_NEXP : 0;
+                    next = dig && f->b < 2 ? ST_NEXP : 0;
                     break;
                 }
+                if (next == ST_NEXP) f->b = st == ST_NEXP ? f->b + 1 : 1; /* exponent digits */
             }
             if (next) {
                 f->st = next;
@@ -312,10 +320,7 @@ static bool run(const rf_jschema *s, rf_jthread *t, uint8_t c, rf_jset *out) {
         }
         case ST_OOPEN:
         case ST_ONEXT:
-            if (c == ' ' && !(f->fl & FL_WS)) {
-                f->fl |= FL_WS;
-                return true;
-            }
+            if (take_space(f, c)) return true;
             if (c == '}' && f->st == ST_OOPEN && !required_from(s, nd, 0)) {
                 pop(s, t);
                 return true;
@@ -355,10 +360,7 @@ static bool run(const rf_jschema *s, rf_jthread *t, uint8_t c, rf_jset *out) {
             return true;
         case ST_OVAL:
         case ST_ANEXT:
-            if (c == ' ' && !(f->fl & FL_WS)) {
-                f->fl |= FL_WS;
-                return true;
-            }
+            if (take_space(f, c)) return true;
             {
                 int32_t child = nd->kind == RF_JN_ARRAY || !nd->count
                                     ? nd->item
@@ -368,10 +370,7 @@ static bool run(const rf_jschema *s, rf_jthread *t, uint8_t c, rf_jset *out) {
             }
             continue;
         case ST_OAFTER:
-            if (c == ' ' && !(f->fl & FL_WS)) {
-                f->fl |= FL_WS;
-                return true;
-            }
+            if (take_space(f, c)) return true;
             if (c == ',' && (!nd->count || f->a < nd->count)) {
                 f->st = ST_ONEXT;
                 f->fl = 0;
@@ -383,10 +382,7 @@ static bool run(const rf_jschema *s, rf_jthread *t, uint8_t c, rf_jset *out) {
             }
             return false;
         case ST_AOPEN:
-            if (c == ' ' && !(f->fl & FL_WS)) {
-                f->fl |= FL_WS;
-                return true;
-            }
+            if (take_space(f, c)) return true;
             if (c == ']' && nd->min == 0) {
                 pop(s, t);
                 return true;
@@ -396,10 +392,7 @@ static bool run(const rf_jschema *s, rf_jthread *t, uint8_t c, rf_jset *out) {
             if (!push(t, nd->item)) return false;
             continue;
         case ST_AAFTER:
-            if (c == ' ' && !(f->fl & FL_WS)) {
-                f->fl |= FL_WS;
-                return true;
-            }
+            if (take_space(f, c)) return true;
             if (c == ',' && (nd->max < 0 || f->n < (uint32_t)nd->max)) {
                 f->st = ST_ANEXT;
                 f->fl = 0;

@@ -5,9 +5,10 @@
  *
  * Whitespace: at most one space after '{', '[', ':' and ',' and before '}', ']' and ','
  * (none elsewhere), so the model cannot loop on whitespace. Strings must be valid UTF-8
- * without control bytes. Numbers are at most RF_JM_NUMBER_LEN bytes. Values nest at most
- * RF_JM_DEPTH frames (deeper openings are refused); more than RF_JM_THREADS live alternatives
- * at once: the extra ones are dropped (rf_jset.overflow counts them).
+ * without control bytes. Numbers are at most RF_JM_NUMBER_LEN bytes with at most two exponent
+ * digits (what a 64-bit integer and a double hold: parsers such as jansson refuse more). Values
+ * nest at most RF_JM_DEPTH frames (deeper openings are refused); more than RF_JM_THREADS live
+ * alternatives at once: the extra ones are dropped (rf_jset.overflow counts them).
  *
  * Ownership: sets are plain values the caller allocates (they are large: allocate them, don't
  * put them on a small stack); nothing here allocates. The schema is read-only.
@@ -23,7 +24,7 @@
 
 #define RF_JM_DEPTH      40
 #define RF_JM_THREADS    64
-#define RF_JM_NUMBER_LEN 24
+#define RF_JM_NUMBER_LEN 16
 
 typedef struct rf_jframe {
     uint16_t node;

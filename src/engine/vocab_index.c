@@ -1,6 +1,8 @@
 /* vocab_index.c: token pieces, preorder byte tries and token classes. */
 #include "engine/vocab_index.h"
 
+#include "util/utf8.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,27 +63,14 @@ static rf_status build_trie(ent *e, int32_t n, rf_trie *t) {
     return RF_OK;
 }
 
-/* Printable, no quote, backslash or control byte, complete UTF-8. */
-static bool plain_string(const unsigned char *p, uint32_t len) {
+/* Printable, no quote, backslash or control byte, valid UTF-8 (util/utf8.h's rule, stricter
+ * than the matcher's: a plain token is always one the matcher takes inside a free string). */
+static bool plain_string(const char *p, uint32_t len) {
     for (uint32_t i = 0; i < len;) {
-        unsigned c = p[i];
-        uint32_t k;
-        if (c < 0x80) {
-            if (c < 0x20 || c == 0x7F || c == '"' || c == '\\') return false;
-            i++;
-            continue;
-        }
-        if (c >= 0xC2 && c <= 0xDF)
-            k = 1;
-        else if (c >= 0xE0 && c <= 0xEF)
-            k = 2;
-        else if (c >= 0xF0 && c <= 0xF4)
-            k = 3;
-        else
-            return false;
-        for (uint32_t j = 1; j <= k; j++)
-            if (i + j >= len || (p[i + j] & 0xC0) != 0x80) return false;
-        i += k + 1;
+        size_t k = rf_utf8_seq(p + i, len - i);
+        unsigned char c = (unsigned char)p[i];
+        if (!k || (k == 1 && (c < 0x20 || c == 0x7F || c == '"' || c == '\\'))) return false;
+        i += (uint32_t)k;
     }
     return true;
 }
@@ -128,7 +117,7 @@ rf_status rf_vocab_index_from_pieces(const char *const *pieces, const uint32_t *
             v->eog[v->n_eog++] = i;
         } else if (k == RF_VK_ORDINARY) {
             e[ne++] = (ent){p, len, i};
-            if (plain_string((const unsigned char *)p, len))
+            if (plain_string(p, len))
                 v->plain[i / 64] |= 1ull << (i % 64);
             else
                 np[nnp++] = (ent){p, len, i};

@@ -1,12 +1,16 @@
 /* test_constraint.c: the constraint engine on schemas alone: accepted and rejected texts byte by
  * byte for each keyword, unsupported and malformed schemas, the depth limit, tool-call
  * wrappers per family, and the token mask against brute-force simulation on a synthetic
- * vocabulary. */
+ * vocabulary, and constrained requests through the engine's scheduler on a tiny random model
+ * (byte tokens: every JSON text can be spelled), greedy and sampled. */
+#include <jansson.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "check.h"
 #include "engine/constraint.h"
 #include "model/chat.h"
+#include "tiny_model.h"
 
 static rf_jset g_set, g_tmp;
 
@@ -59,8 +63,9 @@ static void test_keywords(void) {
     expect("{\"type\":\"string\",\"minLength\":2,\"maxLength\":3}",
            L("\"ab\"", "\"abc\"", "\"\xc3\xa9\xc3\xa9\""), L("\"a\"", "\"abcd\"", "\"\""));
     expect("{\"type\":\"integer\"}", L("0", "-7", "123"), L("01", "1.5", "-", "1e3", "a"));
-    expect("{\"type\":\"number\"}", L("0", "-0.5", "1e10", "2.5E-3", "7"),
-           L(".5", "1.", "1e", "-", "00", "1.5.5", "123456789012345678901234567"));
+    expect("{\"type\":\"number\"}",
+           L("0", "-0.5", "1e10", "2.5E-3", "7", "1234567890123456", "1E+99"),
+           L(".5", "1.", "1e", "-", "00", "1.5.5", "12345678901234567", "1e123"));
     expect("{\"type\":\"boolean\"}", L("true", "false"), L("tru", "null", "truex", "1"));
     expect("{\"type\":\"null\"}", L("null"), L("nul", "false"));
     expect("{\"enum\":[\"red\",\"green\",1,null]}", L("\"red\"", "\"green\"", "1", "null"),
@@ -438,12 +443,103 @@ static void test_mask(void) {
     rf_vocab_index_free(v);
 }
 
+typedef struct out {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char text[512];
+    size_t len;
+    rf_finish finish;
+    int done;
+} out;
+
+static void on_event(void *user, const rf_event *ev) {
+    out *o = user;
+    pthread_mutex_lock(&o->mu);
+    if (o->len + ev->text_len < sizeof o->text) {
+        memcpy(o->text + o->len, ev->text, ev->text_len);
+        o->len += ev->text_len;
+    }
+    if (ev->finish != RF_FINISH_NONE) {
+        o->finish = ev->finish;
+        o->done = 1;
+        pthread_cond_signal(&o->cv);
+    }
+    pthread_mutex_unlock(&o->mu);
+}
+
+static void test_engine_tiny(void) {
+    tiny_spec ts = tiny_default();
+    const char *file = tiny_write_file(&ts, "constraint");
+    CHECK(file != NULL);
+    if (!file) return;
+    char path[256];
+    snprintf(path, sizeof path, "%s", file);
+    rf_engine_params ep = rf_engine_default_params();
+    ep.model_path = path;
+    ep.n_threads = 2;
+    ep.max_seqs = 4;
+    ep.n_ctx = 128;
+    rf_engine *e = NULL;
+    rf_error err = {0};
+    CHECK_MSG(rf_engine_open(&ep, &e, &err) == RF_OK, "%s", err.msg);
+    if (!e) {
+        remove(path);
+        return;
+    }
+    const char *schema = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"boolean\"},"
+                         "\"n\":{\"type\":\"integer\"},\"s\":{\"enum\":[\"x\",\"yy\"]}},"
+                         "\"required\":[\"a\",\"n\",\"s\"]}";
+    rf_request_params p = rf_request_default_params();
+    /* refusals come from check_request and submit alike */
+    p.json_schema = "{\"type\":\"string\",\"pattern\":\"x\"}";
+    CHECK(rf_engine_check_request(e, &p, &err) == RF_ERR_UNSUPPORTED);
+    CHECK(strstr(err.msg, "pattern") != NULL);
+    int32_t prompt[4] = {2, 270, 271, 272};
+    CHECK(rf_engine_submit(e, prompt, 4, &p, on_event, NULL, NULL, &err) == RF_ERR_UNSUPPORTED);
+    p.json_schema = "{\"type\":";
+    CHECK(rf_engine_check_request(e, &p, &err) == RF_ERR_ARG);
+    enum { N = 6 };
+    static out o[N];
+    for (int i = 0; i < N; i++) {
+        memset(&o[i], 0, sizeof o[i]);
+        pthread_mutex_init(&o[i].mu, NULL);
+        pthread_cond_init(&o[i].cv, NULL);
+        rf_request_params q = rf_request_default_params();
+        q.json_schema = schema;
+        q.max_tokens = 100;
+        q.temperature = i == 0 ? 0.0f : 1.0f; /* sampled: random logits, many refusals */
+        q.top_k = i < 3 ? 0 : 20;
+        q.seed = (uint64_t)i;
+        CHECK(rf_engine_submit(e, prompt, 4, &q, on_event, &o[i], NULL, &err) == RF_OK);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_mutex_lock(&o[i].mu);
+        while (!o[i].done) pthread_cond_wait(&o[i].cv, &o[i].mu);
+        pthread_mutex_unlock(&o[i].mu);
+        o[i].text[o[i].len] = 0;
+        CHECK_MSG(o[i].finish == RF_FINISH_STOP, "request %d: finish %d: %s", i, o[i].finish,
+                  o[i].text);
+        json_t *j = json_loads(o[i].text, 0, NULL);
+        CHECK_MSG(json_is_object(j) && json_object_size(j) == 3, "request %d: %s", i, o[i].text);
+        CHECK(json_is_boolean(json_object_get(j, "a")));
+        CHECK(json_is_integer(json_object_get(j, "n")));
+        const char *sv = json_string_value(json_object_get(j, "s"));
+        CHECK(sv && (!strcmp(sv, "x") || !strcmp(sv, "yy")));
+        json_decref(j);
+        pthread_mutex_destroy(&o[i].mu);
+        pthread_cond_destroy(&o[i].cv);
+    }
+    rf_engine_close(e);
+    remove(path);
+}
+
 int main(void) {
     test_keywords();
     test_prefixes_alive();
     test_errors();
     test_tool_wrappers();
     test_mask();
+    test_engine_tiny();
     printf("test_constraint: %d checks, %d failures\n", g_check_count, g_check_failures);
     return g_check_failures ? 1 : 0;
 }
