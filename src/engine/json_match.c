@@ -471,8 +471,24 @@ bool rf_jm_in_free_string(const rf_jschema *s, const rf_jset *set) {
     return true;
 }
 
+/* Whether byte c leaves every thread as it is because each is in free text that has matched
+ * nothing of its marker and c is no byte of the marker. */
+static bool text_identity(const rf_jschema *s, const rf_jset *set, uint8_t c) {
+    if (!set->n) return false;
+    for (int32_t i = 0; i < set->n; i++) {
+        const rf_jthread *t = &set->t[i];
+        if (!t->depth) return false;
+        const rf_jframe *f = &t->f[t->depth - 1];
+        const rf_jnode *nd = &s->nodes[f->node];
+        if (f->st != ST_TEXT || (f->fl & FL_LEAD) || f->b) return false;
+        if (nd->text >= 0 && memchr(s->lits[nd->text].s, c, s->lits[nd->text].len)) return false;
+    }
+    return true;
+}
+
 bool rf_jm_step(const rf_jschema *s, const rf_jset *in, uint8_t c, rf_jset *out) {
     if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\' && rf_jm_in_free_string(s, in)) return true;
+    if (text_identity(s, in, c)) return true;
     out->n = 0;
     out->overflow = in->overflow;
     for (int32_t i = 0; i < in->n; i++) step_thread(s, &in->t[i], c, out);

@@ -48,7 +48,8 @@ typedef struct rf_jset {
 void rf_jm_init(const rf_jschema *s, rf_jset *set);
 void rf_jm_copy(rf_jset *dst, const rf_jset *src); /* copies only the live frames */
 /* out = in after byte c (out->n == 0: no thread survives). Returns true when out is the same
- * state as in (a plain character inside free strings): out is then left untouched. */
+ * state as in (a plain character inside free strings, a byte not of the marker in free text):
+ * out is then left untouched. */
 bool rf_jm_step(const rf_jschema *s, const rf_jset *in, uint8_t c, rf_jset *out);
 /* Feeds len bytes to set in place (tmp: scratch). False when the set died (it is then empty). */
 bool rf_jm_feed(const rf_jschema *s, rf_jset *set, const char *bytes, size_t len, rf_jset *tmp);
