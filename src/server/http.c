@@ -319,6 +319,9 @@ static enum MHD_Result submit(srv_req *r, struct MHD_Connection *c, const rf_oai
             ret = fail(r, c, 429, NULL, "server_is_overloaded", "%s", err.msg);
         else if (st == RF_ERR_CONTEXT)
             ret = fail(r, c, 400, "messages", "context_length_exceeded", "%s", err.msg);
+        else if (st == RF_ERR_UNSUPPORTED) /* a schema the constraint engine cannot enforce */
+            ret = fail(r, c, 400, q->json_schema ? "response_format" : NULL,
+                       "unsupported_parameter", "%s", err.msg);
         else
             ret = fail(r, c, st == RF_ERR_ARG ? 400 : 500, NULL, NULL, "%s", err.msg);
         goto out;

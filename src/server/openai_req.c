@@ -232,12 +232,6 @@ static rf_status refuse_unsupported(const json_t *root, rf_oai_error *e) {
     v = json_object_get(root, "tool_choice");
     if (v && !json_is_null(v) && !(json_is_string(v) && !strcmp(json_string_value(v), "none")))
         return unsupported(e, "tool_choice");
-    v = json_object_get(root, "response_format");
-    if (v && !json_is_null(v)) {
-        const json_t *t = json_object_get(v, "type");
-        if (!json_is_string(t) || strcmp(json_string_value(t), "text") != 0)
-            return unsupported(e, "response_format");
-    }
     v = json_object_get(root, "logprobs");
     if (v && !json_is_null(v) && !json_is_false(v) &&
         !(json_is_integer(v) && json_integer_value(v) == 0))
@@ -245,6 +239,36 @@ static rf_status refuse_unsupported(const json_t *root, rf_oai_error *e) {
     v = json_object_get(root, "top_logprobs");
     if (v && !json_is_null(v) && !(json_is_integer(v) && json_integer_value(v) == 0))
         return unsupported(e, "top_logprobs");
+    return RF_OK;
+}
+
+/* response_format: text (nothing), json_object (any object), json_schema (json_schema.schema,
+ * given to the engine as JSON text; whether it can be enforced is the engine's answer). */
+static rf_status parse_response_format(rf_oai_req *r, rf_oai_error *e) {
+    const json_t *v = json_object_get(r->root, "response_format");
+    if (!v || json_is_null(v)) return RF_OK;
+    if (!json_is_object(v)) return wrong_type(e, "response_format", v, "an object");
+    const char *t = json_string_value(json_object_get(v, "type"));
+    if (!t) return wrong_type(e, "response_format.type", json_object_get(v, "type"), "a string");
+    if (!strcmp(t, "text")) return RF_OK;
+    if (!strcmp(t, "json_object")) {
+        r->json_schema = "{\"type\":\"object\"}";
+        return RF_OK;
+    }
+    if (strcmp(t, "json_schema") != 0)
+        return bad(e, "response_format.type",
+                   "'response_format.type' must be text, json_object or json_schema");
+    const json_t *js = json_object_get(v, "json_schema");
+    if (!json_is_object(js)) return wrong_type(e, "response_format.json_schema", js, "an object");
+    const json_t *schema = json_object_get(js, "schema");
+    if (!schema) {
+        r->json_schema = "{}"; /* a schema-less json_schema: any JSON value */
+        return RF_OK;
+    }
+    if (!json_is_object(schema) && !json_is_boolean(schema))
+        return wrong_type(e, "response_format.json_schema.schema", schema, "an object");
+    r->json_schema = own(r, json_dumps(schema, JSON_COMPACT | JSON_ENCODE_ANY));
+    if (!r->json_schema) return rf_oai_error_set(e, 500, "", "", "out of memory");
     return RF_OK;
 }
 
@@ -299,6 +323,7 @@ static rf_status parse_fields(rf_oai_req *r, const rf_oai_limits *lim, rf_oai_er
         r->include_usage = json_is_true(iu);
     }
     if ((st = parse_stop(r, e))) return st;
+    if ((st = parse_response_format(r, e))) return st;
     return refuse_unsupported(root, e);
 }
 
@@ -365,6 +390,7 @@ rf_request_params rf_oai_engine_params(const rf_oai_req *r) {
     p.seed = r->seed;
     p.max_tokens = r->max_tokens;
     p.ignore_eos = r->ignore_eos;
+    p.json_schema = r->json_schema;
     for (int i = 0; i < RF_OAI_MAX_STOPS && r->stop[i]; i++) p.stop[i] = r->stop[i];
     return p;
 }

@@ -4,8 +4,9 @@
  * extra fields are ignored, as OpenAI does. Fields accepted but not acted on yet:
  * presence_penalty and frequency_penalty (range-checked to [-2, 2], then ignored by the engine).
  * Fields refused with a 400 "not supported yet" rather than silently ignored: non-empty tools,
- * tool_choice other than "none", response_format other than {"type":"text"}, logprobs true,
- * top_logprobs > 0.
+ * tool_choice other than "none", logprobs true, top_logprobs > 0. response_format json_object and
+ * json_schema become the engine's json_schema (a schema it cannot enforce is the engine's
+ * RF_ERR_UNSUPPORTED at submit, answered 400).
  *
  * Ownership: rf_oai_parse fills a rf_oai_req that owns the parsed JSON tree and every string it
  * points to (message texts borrow from the tree or from strings the request owns); release it
@@ -57,8 +58,10 @@ typedef struct rf_oai_req {
     double presence_penalty, frequency_penalty; /* [-2, 2]; accepted, ignored for now */
     const char *stop[RF_OAI_MAX_STOPS + 1];     /* NULL-terminated, borrowed from root */
     bool stream;
-    bool include_usage; /* stream_options.include_usage */
-    bool ignore_eos;    /* vLLM extension */
+    bool include_usage;      /* stream_options.include_usage */
+    bool ignore_eos;         /* vLLM extension */
+    const char *json_schema; /* response_format json_object / json_schema: the schema as JSON
+                              * text (static or owned), or NULL */
 } rf_oai_req;
 
 /* What the server accepts: the model ids it answers to (NULL-terminated; a request naming

@@ -102,7 +102,15 @@ static const req_case g_cases[] = {
      "unsupported_parameter"},
     {RF_OAI_CHAT, "{" MSG ",\"tool_choice\":\"none\"}", 0, NULL, NULL},
     {RF_OAI_CHAT, "{" MSG ",\"response_format\":{\"type\":\"json_schema\"}}", 400,
-     "response_format", "unsupported_parameter"},
+     "response_format.json_schema", "invalid_type"},
+    {RF_OAI_CHAT, "{" MSG ",\"response_format\":{\"type\":\"yaml\"}}", 400, "response_format.type",
+     "invalid_value"},
+    {RF_OAI_CHAT, "{" MSG ",\"response_format\":\"json\"}", 400, "response_format", "invalid_type"},
+    {RF_OAI_CHAT, "{" MSG ",\"response_format\":{\"type\":\"json_object\"}}", 0, NULL, NULL},
+    {RF_OAI_CHAT,
+     "{" MSG ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\","
+     "\"schema\":{\"type\":\"integer\"}}}}",
+     0, NULL, NULL},
     {RF_OAI_CHAT, "{" MSG ",\"response_format\":{\"type\":\"text\"}}", 0, NULL, NULL},
     {RF_OAI_CHAT, "{" MSG ",\"logprobs\":true}", 400, "logprobs", "unsupported_parameter"},
     {RF_OAI_CHAT, "{" MSG ",\"logprobs\":false,\"top_logprobs\":0}", 0, NULL, NULL},
@@ -164,10 +172,26 @@ static void test_fields(void) {
     rf_oai_req_free(&q);
     CHECK(q.root == NULL);
     rf_oai_req_free(&q); /* twice is harmless */
+    /* response_format reaches the engine as its json_schema */
+    const char *b3 = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"response_format\":"
+                     "{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"n\",\"schema\":"
+                     "{\"type\":\"array\",\"items\":{\"type\":\"null\"}}}}}";
+    CHECK(rf_oai_parse(RF_OAI_CHAT, b3, strlen(b3), NULL, &q, &e) == RF_OK);
+    p = rf_oai_engine_params(&q);
+    CHECK(p.json_schema &&
+          !strcmp(p.json_schema, "{\"type\":\"array\",\"items\":{\"type\":\"null\"}}"));
+    rf_oai_req_free(&q);
+    const char *b4 = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"response_format\":"
+                     "{\"type\":\"json_object\"}}";
+    CHECK(rf_oai_parse(RF_OAI_CHAT, b4, strlen(b4), NULL, &q, &e) == RF_OK);
+    p = rf_oai_engine_params(&q);
+    CHECK(p.json_schema && !strcmp(p.json_schema, "{\"type\":\"object\"}"));
+    rf_oai_req_free(&q);
     /* defaults */
     const char *b2 = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
     CHECK(rf_oai_parse(RF_OAI_CHAT, b2, strlen(b2), NULL, &q, &e) == RF_OK);
     CHECK(q.max_tokens == -1 && !q.stream && q.temperature == 1.0f && q.top_p == 1.0f);
+    CHECK(rf_oai_engine_params(&q).json_schema == NULL);
     rf_oai_req_free(&q);
 }
 
