@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "event_collect.h"
 #include "engine/constraint.h"
 #include "model/chat.h"
 #include "tiny_model.h"
@@ -443,30 +444,6 @@ static void test_mask(void) {
     rf_vocab_index_free(v);
 }
 
-typedef struct out {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    char text[512];
-    size_t len;
-    rf_finish finish;
-    int done;
-} out;
-
-static void on_event(void *user, const rf_event *ev) {
-    out *o = user;
-    pthread_mutex_lock(&o->mu);
-    if (o->len + ev->text_len < sizeof o->text) {
-        memcpy(o->text + o->len, ev->text, ev->text_len);
-        o->len += ev->text_len;
-    }
-    if (ev->finish != RF_FINISH_NONE) {
-        o->finish = ev->finish;
-        o->done = 1;
-        pthread_cond_signal(&o->cv);
-    }
-    pthread_mutex_unlock(&o->mu);
-}
-
 static void test_engine_tiny(void) {
     tiny_spec ts = tiny_default();
     const char *file = tiny_write_file(&ts, "constraint");
@@ -495,28 +472,23 @@ static void test_engine_tiny(void) {
     CHECK(rf_engine_check_request(e, &p, &err) == RF_ERR_UNSUPPORTED);
     CHECK(strstr(err.msg, "pattern") != NULL);
     int32_t prompt[4] = {2, 270, 271, 272};
-    CHECK(rf_engine_submit(e, prompt, 4, &p, on_event, NULL, NULL, &err) == RF_ERR_UNSUPPORTED);
+    CHECK(rf_engine_submit(e, prompt, 4, &p, ec_on_event, NULL, NULL, &err) == RF_ERR_UNSUPPORTED);
     p.json_schema = "{\"type\":";
     CHECK(rf_engine_check_request(e, &p, &err) == RF_ERR_ARG);
     enum { N = 6 };
-    static out o[N];
+    static ec_out o[N];
     for (int i = 0; i < N; i++) {
-        memset(&o[i], 0, sizeof o[i]);
-        pthread_mutex_init(&o[i].mu, NULL);
-        pthread_cond_init(&o[i].cv, NULL);
+        ec_init(&o[i]);
         rf_request_params q = rf_request_default_params();
         q.json_schema = schema;
         q.max_tokens = 100;
         q.temperature = i == 0 ? 0.0f : 1.0f; /* sampled: random logits, many refusals */
         q.top_k = i < 3 ? 0 : 20;
         q.seed = (uint64_t)i;
-        CHECK(rf_engine_submit(e, prompt, 4, &q, on_event, &o[i], NULL, &err) == RF_OK);
+        CHECK(rf_engine_submit(e, prompt, 4, &q, ec_on_event, &o[i], NULL, &err) == RF_OK);
     }
     for (int i = 0; i < N; i++) {
-        pthread_mutex_lock(&o[i].mu);
-        while (!o[i].done) pthread_cond_wait(&o[i].cv, &o[i].mu);
-        pthread_mutex_unlock(&o[i].mu);
-        o[i].text[o[i].len] = 0;
+        ec_wait(&o[i]);
         CHECK_MSG(o[i].finish == RF_FINISH_STOP, "request %d: finish %d: %s", i, o[i].finish,
                   o[i].text);
         json_t *j = json_loads(o[i].text, 0, NULL);
@@ -526,8 +498,7 @@ static void test_engine_tiny(void) {
         const char *sv = json_string_value(json_object_get(j, "s"));
         CHECK(sv && (!strcmp(sv, "x") || !strcmp(sv, "yy")));
         json_decref(j);
-        pthread_mutex_destroy(&o[i].mu);
-        pthread_cond_destroy(&o[i].cv);
+        ec_destroy(&o[i]);
     }
     rf_engine_close(e);
     remove(path);

@@ -11,40 +11,16 @@
 #include <string.h>
 
 #include "check.h"
+#include "event_collect.h"
 #include "engine/constraint.h"
 #include "model/chat.h"
 #include "model/model.h"
 #include "roofline/engine.h"
 #include <unistd.h>
 
-typedef struct collect {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    char text[8192];
-    size_t len;
-    rf_finish finish;
-    int done;
-} collect;
-
-static void on_event(void *user, const rf_event *ev) {
-    collect *c = user;
-    pthread_mutex_lock(&c->mu);
-    if (c->len + ev->text_len < sizeof c->text) {
-        memcpy(c->text + c->len, ev->text, ev->text_len);
-        c->len += ev->text_len;
-        c->text[c->len] = 0;
-    }
-    if (ev->finish != RF_FINISH_NONE) {
-        c->finish = ev->finish;
-        c->done = 1;
-        pthread_cond_signal(&c->cv);
-    }
-    pthread_mutex_unlock(&c->mu);
-}
-
 /* Runs one chat request; returns the output text in c. */
 static bool generate(rf_engine *e, const char *user, const char *tools, rf_request_params *p,
-                     collect *c) {
+                     ec_out *c) {
     rf_message m[1] = {{"user", user, NULL, NULL}};
     char *prompt = NULL;
     rf_error err = {0};
@@ -53,19 +29,13 @@ static bool generate(rf_engine *e, const char *user, const char *tools, rf_reque
     int64_t n = rf_engine_tokenize_alloc(e, prompt, strlen(prompt), true, true, &ids, &err);
     free(prompt);
     if (n < 1) return false;
-    memset(c, 0, sizeof *c);
-    pthread_mutex_init(&c->mu, NULL);
-    pthread_cond_init(&c->cv, NULL);
-    rf_status st = rf_engine_submit(e, ids, (int32_t)n, p, on_event, c, NULL, &err);
+    ec_init(c);
+    rf_status st = rf_engine_submit(e, ids, (int32_t)n, p, ec_on_event, c, NULL, &err);
     free(ids);
     CHECK_MSG(st == RF_OK, "submit: %s", err.msg);
-    if (st) return false;
-    pthread_mutex_lock(&c->mu);
-    while (!c->done) pthread_cond_wait(&c->cv, &c->mu);
-    pthread_mutex_unlock(&c->mu);
-    pthread_mutex_destroy(&c->mu);
-    pthread_cond_destroy(&c->cv);
-    return true;
+    if (!st) ec_wait(c);
+    ec_destroy(c);
+    return st == RF_OK;
 }
 
 static void test_json_schema(rf_engine *e, const char *tag) {
@@ -76,7 +46,7 @@ static void test_json_schema(rf_engine *e, const char *tag) {
     rf_request_params p = rf_request_default_params();
     p.json_schema = schema;
     p.max_tokens = 80;
-    collect c;
+    ec_out c;
     if (!generate(e, "Describe a programmer as JSON with name, age and languages.", NULL, &p, &c))
         return;
     CHECK_MSG(c.finish == RF_FINISH_STOP, "%s: finish %d, text %s", tag, c.finish, c.text);
@@ -127,7 +97,7 @@ static const char *TOOLS =
     "\"maxLength\":40},\"body\":{\"type\":\"string\",\"maxLength\":60}},\"required\":[\"to\","
     "\"body\"]}}}]";
 
-static void check_call(rf_engine *e, const char *tag, const collect *c, const char *want) {
+static void check_call(rf_engine *e, const char *tag, const ec_out *c, const char *want) {
     CHECK_MSG(c->finish == RF_FINISH_STOP, "%s: finish %d: %s", tag, c->finish, c->text);
     rf_reply r;
     rf_error err = {0};
@@ -158,7 +128,7 @@ static void test_tools(rf_engine *e, const char *tag) {
     p.tool_choice = RF_TOOL_CHOICE_NAMED;
     p.tool_name = "get_weather";
     p.max_tokens = 80;
-    collect c;
+    ec_out c;
     char t[64];
     if (generate(e, "What is the weather like in Paris?", TOOLS, &p, &c)) {
         snprintf(t, sizeof t, "%s named", tag);
