@@ -8,7 +8,7 @@ enum {
     ST_LIT,    /* literals [a, b) of the node agree with the n bytes so far */
     ST_STR,    /* inside a string; n characters; fl bits 1-2: UTF-8 bytes still due */
     ST_ESC,    /* after a backslash */
-    ST_HEX,    /* \u: b hex digits so far */
+    ST_HEX,    /* \u: b hex digits so far, their value in a */
     ST_NMINUS,
     ST_NZERO,
     ST_NINT,
@@ -253,20 +253,28 @@ static bool run(const rf_jschema *s, rf_jthread *t, uint8_t c, rf_jset *out) {
         case ST_ESC:
             if (c == 'u') {
                 f->st = ST_HEX;
-                f->b = 0;
+                f->a = f->b = 0;
                 return true;
             }
             if (!strchr("\"\\/bfnrt", c) || !c) return false;
             f->st = ST_STR;
             str_count(f, nd);
             return true;
-        case ST_HEX:
-            if (!(dig || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
-            if (++f->b == 4) {
-                f->st = ST_STR;
-                str_count(f, nd);
-            }
+        case ST_HEX: {
+            uint32_t h = dig ? (uint32_t)(c - '0')
+                         : (c | 0x20) >= 'a' && (c | 0x20) <= 'f'
+                             ? (uint32_t)((c | 0x20) - 'a' + 10)
+                             : 16;
+            if (h == 16) return false;
+            f->a = (uint16_t)(f->a << 4 | h);
+            if (++f->b < 4) return true;
+            /* \u0000 and surrogates (pairs included) are refused: parsers such as jansson
+             * reject NUL and lone surrogates; characters beyond U+FFFF come as UTF-8 */
+            if (!f->a || (f->a >= 0xD800 && f->a <= 0xDFFF)) return false;
+            f->st = ST_STR;
+            str_count(f, nd);
             return true;
+        }
         case ST_NMINUS:
         case ST_NZERO:
         case ST_NINT:

@@ -5,10 +5,11 @@
  *
  * Whitespace: at most one space after '{', '[', ':' and ',' and before '}', ']' and ','
  * (none elsewhere), so the model cannot loop on whitespace. Strings must be valid UTF-8
- * without control bytes. Numbers are at most RF_JM_NUMBER_LEN bytes with at most two exponent
- * digits (what a 64-bit integer and a double hold: parsers such as jansson refuse more). Values
- * nest at most RF_JM_DEPTH frames (deeper openings are refused); more than RF_JM_THREADS live
- * alternatives at once: the extra ones are dropped (rf_jset.overflow counts them).
+ * without control bytes; \u escapes may not be \u0000 or surrogates. Numbers are at most
+ * RF_JM_NUMBER_LEN bytes with at most two exponent digits (what a 64-bit integer and a double
+ * hold: parsers such as jansson refuse more). Values nest at most RF_JM_DEPTH frames (deeper
+ * openings are refused); more than RF_JM_THREADS live alternatives at once: the extra ones are
+ * dropped (rf_jset.overflow counts them).
  *
  * Ownership: sets are plain values the caller allocates (they are large: allocate them, don't
  * put them on a small stack); nothing here allocates. The schema is read-only.

@@ -152,11 +152,19 @@ static const char *start_slot(rf_engine *e, rf_slot *s) {
  * check), else a sample from the logits with every token it forbids removed (exact for
  * sampling: p(t) / p(allowed)). -1 when nothing is allowed. */
 static int32_t sample_constrained(rf_engine *e, rf_slot *s, int32_t row) {
+    const rf_tokenizer *tok = rf_model_tokenizer(e->model);
     const float *lg = rf_context_logits(e->ctx, row);
+    const bool eog_ok = !s->req->p.ignore_eos; /* ignore_eos: the constraint never ends early */
     int32_t t = rf_sampler_sample(s->smp, lg);
-    if (rf_constraint_allows(s->con, t)) return t;
-    if (!rf_constraint_mask(s->con, s->mask)) return -1;
-    const int32_t nv = rf_tokenizer_n_vocab(rf_model_tokenizer(e->model));
+    if ((eog_ok || !rf_tokenizer_is_eog(tok, t)) && rf_constraint_allows(s->con, t)) return t;
+    int32_t n = rf_constraint_mask(s->con, s->mask);
+    for (int32_t i = 0; !eog_ok && i < e->vidx->n_eog; i++) {
+        uint64_t bit = 1ull << (e->vidx->eog[i] % 64);
+        if (s->mask[e->vidx->eog[i] / 64] & bit) n--;
+        s->mask[e->vidx->eog[i] / 64] &= ~bit;
+    }
+    if (n <= 0) return -1;
+    const int32_t nv = rf_tokenizer_n_vocab(tok);
     for (int32_t i = 0; i < nv; i++)
         s->masked[i] = (s->mask[i / 64] >> (i % 64)) & 1u ? lg[i] : -INFINITY;
     t = rf_sampler_sample(s->smp, s->masked);

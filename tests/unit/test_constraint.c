@@ -59,8 +59,8 @@ static void expect(const char *schema, const char *const *ok, const char *const 
 static void test_keywords(void) {
     expect("{\"type\":\"string\"}",
            L("\"\"", "\"abc\"", "\"a\\\"b\\\\\"", "\"\\u00e9x\"", "\"h\xc3\xa9\""),
-           L("\"abc", "abc", "\"a\nb\"", "\"\\x\"", "\"\\u00g0\"", "\"\xc3\"", "\"\x80\"", "\"a\"b",
-             "1"));
+           L("\"abc", "abc", "\"a\nb\"", "\"\\x\"", "\"\\u00g0\"", "\"\\u0000\"",
+             "\"\\ud83d\\ude00\"", "\"\xc3\"", "\"\x80\"", "\"a\"b", "1"));
     expect("{\"type\":\"string\",\"minLength\":2,\"maxLength\":3}",
            L("\"ab\"", "\"abc\"", "\"\xc3\xa9\xc3\xa9\""), L("\"a\"", "\"abcd\"", "\"\""));
     expect("{\"type\":\"integer\"}", L("0", "-7", "123"), L("01", "1.5", "-", "1e3", "a"));
@@ -205,6 +205,44 @@ static void test_errors(void) {
     arr[100] = 0;
     if (s) CHECK(run_text(s, arr) == 0);
     rf_jschema_free(s);
+}
+
+/* Random bytes over a JSON-ish alphabet into several schemas: never a crash (ASan), and a text
+ * the matcher completes always parses as JSON. */
+static void test_random_bytes(void) {
+    const char *schemas[] = {"{}", "{\"type\":\"object\"}",
+                             "{\"type\":\"array\",\"items\":{\"type\":[\"number\",\"string\","
+                             "\"null\"]},\"maxItems\":4}",
+                             "{\"anyOf\":[{\"type\":\"integer\"},{\"enum\":[\"a\",[1,2],{\"k\":"
+                             "true}]}]}"};
+    const char alpha[] = "{}[]\",: 0123456789-+.eEtrufalsn\\/u\xc3\xa9\x01"
+                         "abk";
+    uint64_t seed = 11;
+    int completed = 0;
+    for (size_t si = 0; si < sizeof schemas / sizeof schemas[0]; si++) {
+        rf_error err = {0};
+        rf_jschema *s = compile(schemas[si], NULL, &err);
+        CHECK(s != NULL);
+        if (!s) continue;
+        for (int k = 0; k < 3000; k++) {
+            char text[40];
+            int n = 1 + (int)(rng_next(&seed) % 12);
+            for (int i = 0; i < n; i++) text[i] = alpha[rng_next(&seed) % (sizeof alpha - 1)];
+            text[n] = 0;
+            rf_jm_init(s, &g_set);
+            int i = 0;
+            for (; i < n && g_set.n; i++)
+                if (!rf_jm_step(s, &g_set, (uint8_t)text[i], &g_tmp)) rf_jm_copy(&g_set, &g_tmp);
+            if (g_set.n && rf_jm_can_end(s, &g_set)) {
+                json_t *j = json_loads(text, JSON_DECODE_ANY, NULL);
+                CHECK_MSG(j != NULL, "schema %zu accepted '%s', which is not JSON", si, text);
+                json_decref(j);
+                completed++;
+            }
+        }
+        rf_jschema_free(s);
+    }
+    CHECK(completed > 0);
 }
 
 static const char *TOOLS =
@@ -510,6 +548,7 @@ int main(void) {
     test_errors();
     test_tool_wrappers();
     test_mask();
+    test_random_bytes();
     test_engine_tiny();
     printf("test_constraint: %d checks, %d failures\n", g_check_count, g_check_failures);
     return g_check_failures ? 1 : 0;
