@@ -83,10 +83,20 @@ static int32_t wrap_calls(rf_jschema *s, int family, rf_tool_choice choice, bool
                           int32_t calls) {
     if (family == RF_CHAT_QWEN) {
         if (choice == RF_TOOL_CHOICE_AUTO) {
-            int32_t k[4] = {rf_jschema_add_text(s, "<tool_call>", false),
-                            rf_jschema_add_raw(s, "\n"), calls,
+            /* tagged calls after free text (the first text may not open with '{'), or a reply
+             * that is a bare call object (Qwen2.5-Coder writes them; toolcall.h reads them) */
+            int32_t k[8] = {rf_jschema_add_text(s, "<tool_call>", true),
+                            rf_jschema_add_raw(s, "\n"),
+                            calls,
+                            rf_jschema_add_raw(s, "\n</tool_call>"),
+                            rf_jschema_add_text(s, "<tool_call>", false),
+                            rf_jschema_add_raw(s, "\n"),
+                            calls,
                             rf_jschema_add_raw(s, "\n</tool_call>")};
-            return seq(s, k, 4, 1u, parallel ? 0 : -1);
+            int32_t tagged = parallel ? seq(s, k, 8, 1u | 1u << 4, 4) : seq(s, k, 4, 1u, -1);
+            int32_t b[2] = {rf_jschema_add_ws(s, LEAD_WS), calls};
+            int32_t alt[2] = {tagged, seq(s, b, 2, 0, -1)};
+            return alt[0] < 0 || alt[1] < 0 ? -1 : rf_jschema_add_list(s, RF_JN_UNION, alt, 2);
         }
         int32_t k[4] = {rf_jschema_add_raw(s, "<tool_call>\n"), calls,
                         rf_jschema_add_raw(s, "\n</tool_call>"), rf_jschema_add_raw(s, "\n")};

@@ -8,7 +8,8 @@
  *     qwen, required/named: "<tool_call>\n" CALL "\n</tool_call>" (parallel_tool_calls under
  *       required: further calls may follow, each after "\n", and the output may end after any)
  *     qwen, auto: free text until "<tool_call>", then "\n" CALL "\n</tool_call>", then free text
- *       again when parallel_tool_calls (else the request ends after the call)
+ *       again when parallel_tool_calls (else the request ends after the call); a reply whose
+ *       first non-space byte is '{' is a bare CALL (the request ends after it)
  *     others, required/named: up to 4 whitespace bytes and CALL (one call)
  *     others, auto: a reply whose first non-space byte is '{' is a CALL; any other is free.
  * - rf_constraint follows one request's output token by token: whether a token is allowed (the

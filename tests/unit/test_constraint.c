@@ -307,6 +307,20 @@ static void test_tool_wrappers(void) {
         CHECK(rf_jm_done(&g_set));
         CHECK(run_text(s, "x <tool_call>\n{\"name\": \"pong\"") == 0);
         CHECK(run_text(s, "<tool_call>\n{\"name\": \"ping\"") == 1);
+        CHECK(run_text(s, "{\"name\": \"ping\", \"arguments\": {}}") == 2); /* bare */
+        CHECK(rf_jm_done(&g_set));
+        CHECK(run_text(s, " {\"x\"") == 0);
+        rf_jschema_free(s);
+    }
+    s = tools_schema(RF_CHAT_QWEN, RF_TOOL_CHOICE_AUTO, NULL, true);
+    if (s) {
+        const char *two = "A <tool_call>\n{\"name\": \"ping\", \"arguments\": {}}\n</tool_call>"
+                          "\n{ and <tool_call>\n{\"name\": \"ping\", \"arguments\": {}}\n"
+                          "</tool_call> done";
+        CHECK(run_text(s, two) == 2);
+        CHECK(!rf_jm_done(&g_set));
+        CHECK(run_text(s, "A <tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n"
+                          "</tool_call> <tool_call>\n{\"name\": \"x") == 0);
         rf_jschema_free(s);
     }
     s = tools_schema(RF_CHAT_GEMMA, RF_TOOL_CHOICE_REQUIRED, NULL, false);

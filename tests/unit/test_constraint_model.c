@@ -146,7 +146,13 @@ static void test_tools(rf_engine *e, const char *tag) {
         rf_reply r;
         rf_error err = {0};
         CHECK(rf_engine_parse_reply(e, c.text, c.len, TOOLS, &r, &err) == RF_OK);
-        /* either a plain answer or well-formed calls */
+        /* either a plain answer or well-formed calls: a reply that opens a call (a first
+         * non-space '{', or the tag) is constrained into one */
+        const char *q = c.text;
+        while (*q == ' ' || *q == '\n') q++;
+        if (*q == '{' || strstr(c.text, "<tool_call>"))
+            CHECK_MSG(r.n_calls >= 1, "%s auto: an opened call that does not parse: %s", tag,
+                      c.text);
         for (int32_t i = 0; i < r.n_calls; i++) {
             json_t *a = json_loads(r.calls[i].arguments, 0, NULL);
             CHECK(json_is_object(a));
