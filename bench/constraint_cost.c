@@ -125,10 +125,11 @@ int main(int argc, char **argv) {
         }
         double build_ms = (double)(rf_now_ns() - t0) / 1e6;
         int family = rf_model_chat_template(m)->family;
-        printf("%s: %d tokens, trie %u nodes (non-plain %u), %d specials; index built in %.1f "
+        printf("%s: %d tokens (longest %d bytes), trie %u nodes (non-plain %u), %d specials; index "
+               "built in %.1f "
                "ms; family %s\n",
-               argv[i], v->n_vocab, v->all.n_nodes, v->nonplain.n_nodes, v->n_specials, build_ms,
-               rf_chat_family_name((rf_chat_family)family));
+               argv[i], v->n_vocab, v->max_len, v->all.n_nodes, v->nonplain.n_nodes, v->n_specials,
+               build_ms, rf_chat_family_name((rf_chat_family)family));
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
             run_case(m, v, family, &cases[k]);
         rf_vocab_index_free(v);
