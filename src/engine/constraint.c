@@ -59,6 +59,13 @@ static rf_status tool_calls_node(rf_jschema *s, const char *tools_json, const ch
                          only ? only : "");
         goto done;
     }
+    if (k > RF_JM_THREADS) { /* every call starts {"name": ": all would be live at once */
+        st = rf_error_set(err, RF_ERR_UNSUPPORTED,
+                          "tools: %zu functions, more than the %d a constrained call can choose "
+                          "among",
+                          k, RF_JM_THREADS);
+        goto done;
+    }
     *out = k == 1 ? alts[0] : rf_jschema_add_list(s, RF_JN_UNION, alts, (int32_t)k);
     if (*out < 0) st = rf_error_set(err, RF_ERR_NOMEM, "out of memory");
 done:

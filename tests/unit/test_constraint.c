@@ -357,6 +357,22 @@ static void test_tool_wrappers(void) {
     p.tool_name = "f";
     CHECK(rf_constraint_compile(RF_CHAT_QWEN, &p, &out, &err) == RF_ERR_UNSUPPORTED && !out);
     CHECK(strstr(err.msg, "tools[0].function.parameters.properties.x.$ref") != NULL);
+    char many[8192] = "[";
+    for (int i = 0; i < 65; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many),
+                 "%s{\"type\":\"function\",\"function\":{\"name\":\"f%d\"}}", i ? "," : "", i);
+    strcat(many, "]");
+    p.tools_json = many;
+    p.tool_choice = RF_TOOL_CHOICE_REQUIRED;
+    CHECK(rf_constraint_compile(RF_CHAT_QWEN, &p, &out, &err) == RF_ERR_UNSUPPORTED && !out);
+    p.tool_choice = RF_TOOL_CHOICE_NAMED;
+    p.tool_name = "f64"; /* one of many: fine */
+    CHECK(rf_constraint_compile(RF_CHAT_QWEN, &p, &out, &err) == RF_OK && out);
+    if (out)
+        CHECK(run_text(out, "<tool_call>\n{\"name\": \"f64\", \"arguments\": {}}\n</tool_call>") ==
+              2);
+    rf_jschema_free(out);
+    out = NULL;
     p.tools_json = "{}";
     CHECK(rf_constraint_compile(RF_CHAT_QWEN, &p, &out, &err) == RF_ERR_ARG && !out);
     p = rf_request_default_params();
