@@ -6,10 +6,14 @@
  *      prefill_chunk tokens in all while anything is decoding, so running streams keep their
  *      pace; up to max_step_tokens when nothing is);
  *   3. run it (rf_decode: each weight read once for the whole step);
- *   4. sample for every request that produced an output, stream its text, finish requests on an
+ *   4. sample for every request that produced an output (a constrained one: the sample if the
+ *      constraint allows it, else a sample from the masked logits), stream its text, finish
+ *      requests when their constrained value is complete or on an
  *      end-of-generation token, a stop string, max_tokens or a full context (or with an error
  *      when the output's logits are not all finite numbers).
- * Nothing is allocated per step: the batch arrays, text buffer and samplers exist from open.
+ * Nothing is allocated per step: the batch arrays, text buffer and samplers exist from open (a
+ * constrained request's matcher state is made at admission, its mask scratch at its first full
+ * mask; the vocabulary index once, at the first constrained request: engine/constraint.h).
  */
 #include <math.h>
 #include <stdio.h>
