@@ -8,9 +8,9 @@
  *   3. run it (rf_decode: each weight read once for the whole step);
  *   4. sample for every request that produced an output (a constrained one: the sample if the
  *      constraint allows it, else a sample from the masked logits), stream its text, finish
- *      requests when their constrained value is complete or on an
- *      end-of-generation token, a stop string, max_tokens or a full context (or with an error
- *      when the output's logits are not all finite numbers).
+ *      requests when their constrained value is complete, on an end-of-generation token, a
+ *      stop string, max_tokens or a full context (or with an error when the output's logits
+ *      are not all finite numbers).
  * Nothing is allocated per step: the batch arrays, text buffer and samplers exist from open (a
  * constrained request's matcher state is made at admission, its mask scratch at its first full
  * mask; the vocabulary index once, at the first constrained request: engine/constraint.h).
