@@ -18,7 +18,7 @@ cmake --build "$root/build-asan" -j "$jobs"
 cmake -S "$root" -B "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOFLINE_TSAN=ON \
   -DROOFLINE_WERROR=ON >/dev/null
 cmake --build "$root/build-tsan" -j "$jobs" --target roofline test_engine test_loop test_bench \
-  test_bench_hostile test_serve_http test_metrics
+  test_bench_hostile test_serve_http test_metrics test_constraint test_engine_sampling
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 echo "== tests (Release)"
@@ -27,7 +27,7 @@ echo "== unit tests (ASan+UBSan)"
 ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -LE slow
 echo "== concurrency tests (ThreadSanitizer)"
 TSAN_OPTIONS="halt_on_error=1" ctest --test-dir "$root/build-tsan" --output-on-failure \
-  -R "^(test_engine|test_loop|test_bench|test_bench_hostile|test_serve_http|test_metrics)$"
+  -R "^(test_engine|test_loop|test_bench|test_bench_hostile|test_serve_http|test_metrics|test_constraint|test_engine_sampling)$"
 "$root/scripts/check_neon.sh"
 echo "== fuzz smoke (libFuzzer, 20 s per target)"
 "$root/scripts/fuzz_smoke.sh" 20

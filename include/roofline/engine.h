@@ -163,14 +163,25 @@ typedef struct rf_request_params {
     int32_t logprobs; /* -1: none; 0..RF_MAX_TOP_LOGPROBS: each token event carries the token's
                        * log-probability under the model (before temperature and penalties)
                        * and that many most likely alternatives */
-    /* structured output (strings copied at submit) */
+    /* structured output, constrained token by token (docs/constraints.md); the strings are
+     * compiled at submit and not kept */
     const char *json_schema;    /* non-NULL: the output is one JSON value matching this JSON
-                                 * Schema (JSON text); "{\"type\":\"object\"}" is OpenAI's
-                                 * json_object mode */
+                                 * Schema (JSON text), without leading whitespace, and the
+                                 * request ends ("stop") right after the value (a number or a
+                                 * literal that could go on ends at an end-of-generation token);
+                                 * "{\"type\":\"object\"}" is OpenAI's json_object mode.
+                                 * Not together with tool_choice */
     const char *tools_json;     /* the OpenAI "tools" array as JSON text, for tool_choice */
-    rf_tool_choice tool_choice; /* RF_TOOL_CHOICE_NONE unless tools_json is set */
+    rf_tool_choice tool_choice; /* RF_TOOL_CHOICE_NONE unless tools_json is set. Calls are
+                                 * written in the model's own format (qwen: "<tool_call>\n{...}
+                                 * \n</tool_call>"; others: a bare {"name", "parameters"}
+                                 * object) and, under REQUIRED and NAMED, the request ends
+                                 * ("stop") right after the call */
     const char *tool_name;      /* RF_TOOL_CHOICE_NAMED: the function to call */
-    bool parallel_tool_calls;   /* AUTO and REQUIRED: more than one call may follow */
+    bool parallel_tool_calls;   /* AUTO and REQUIRED: more than one call may follow, each
+                                 * after "\n", and the request ends at an end-of-generation
+                                 * token (qwen family; tag-less families write one call).
+                                 * false: AUTO ends right after its first call too */
 } rf_request_params;
 
 rf_request_params rf_request_default_params(void); /* greedy, max_tokens 256, logprobs -1 */

@@ -161,16 +161,17 @@ void rf_engine_close(rf_engine *e) {
         pthread_mutex_unlock(&e->mu);
         pthread_join(e->thread, NULL); /* the scheduler ends every request on its way out */
     }
-    for (int32_t i = 0; e->queue && i < e->q_len; i++) {
-        rf_req *r = e->queue[(e->q_head + i) % e->p.max_queue];
-        free(r->prompt);
-        free(r);
-    }
+    for (int32_t i = 0; e->queue && i < e->q_len; i++)
+        rf_req_free(e->queue[(e->q_head + i) % e->p.max_queue]);
     if (e->slots)
         for (int32_t i = 0; i < e->p.max_seqs; i++) {
             rf_sampler_free(e->slots[i].smp);
             free(e->slots[i].toks);
+            rf_constraint_free(e->slots[i].con);
+            free(e->slots[i].masked);
+            free(e->slots[i].mask);
         }
+    rf_vocab_index_free(e->vidx);
     free(e->slots);
     free(e->queue);
     free(e->cancels);
@@ -249,8 +250,16 @@ rf_status rf_engine_chat_prompt(const rf_engine *e, const rf_message *msgs, size
     return RF_OK;
 }
 
-rf_status rf_engine_check_request(const rf_engine *e, const rf_request_params *p, rf_error *err) {
-    (void)e;
+void rf_req_free(rf_req *r) {
+    if (!r) return;
+    rf_jschema_free(r->schema);
+    free(r->prompt);
+    free(r);
+}
+
+/* As rf_engine_check_request; *schema (when not NULL) receives the compiled constraint. */
+static rf_status check_request(const rf_engine *e, const rf_request_params *p, rf_jschema **schema,
+                               rf_error *err) {
     if (p->max_tokens < -1 || p->max_tokens == 0)
         return rf_error_set(err, RF_ERR_ARG, "max_tokens %d must be positive (or -1)",
                             p->max_tokens);
@@ -260,11 +269,17 @@ rf_status rf_engine_check_request(const rf_engine *e, const rf_request_params *p
     if (p->logprobs < -1 || p->logprobs > RF_MAX_TOP_LOGPROBS)
         return rf_error_set(err, RF_ERR_ARG, "logprobs %d is not in [-1, %d]", p->logprobs,
                             RF_MAX_TOP_LOGPROBS);
-    if (p->json_schema || p->tool_choice == RF_TOOL_CHOICE_REQUIRED ||
-        p->tool_choice == RF_TOOL_CHOICE_NAMED)
-        return rf_error_set(err, RF_ERR_UNSUPPORTED,
-                            "constrained output (json_schema, tool_choice) is not supported yet");
-    return RF_OK;
+    rf_jschema *s = NULL;
+    st = rf_constraint_compile(rf_model_chat_template(e->model)->family, p, &s, err);
+    if (schema)
+        *schema = s;
+    else
+        rf_jschema_free(s);
+    return st;
+}
+
+rf_status rf_engine_check_request(const rf_engine *e, const rf_request_params *p, rf_error *err) {
+    return check_request(e, p, NULL, err);
 }
 
 rf_status rf_engine_submit(rf_engine *e, const int32_t *prompt, int32_t n_prompt,
@@ -277,22 +292,27 @@ rf_status rf_engine_submit(rf_engine *e, const int32_t *prompt, int32_t n_prompt
         if (prompt[i] < 0 || prompt[i] >= n_vocab)
             return rf_error_set(err, RF_ERR_ARG, "prompt token %d: id %d is not in [0, %d)", i,
                                 prompt[i], n_vocab);
-    rf_status st = rf_engine_check_request(e, p, err);
+    rf_jschema *schema = NULL;
+    rf_status st = check_request(e, p, &schema, err);
     if (st) return st;
     int64_t need = (int64_t)n_prompt + (p->max_tokens < 0 ? 1 : p->max_tokens);
-    if (need > e->p.n_ctx || need > e->p.kv_budget)
+    if (need > e->p.n_ctx || need > e->p.kv_budget) {
+        rf_jschema_free(schema);
         return rf_error_set(err, RF_ERR_CONTEXT,
                             "the request needs %lld positions (%d prompt tokens + %d to generate), "
                             "more than the context of %d tokens",
                             (long long)need, n_prompt, p->max_tokens < 0 ? 1 : p->max_tokens,
                             e->p.n_ctx);
+    }
     rf_req *r = calloc(1, sizeof *r);
     int32_t *copy = malloc((size_t)n_prompt * sizeof *copy);
     if (!r || !copy) {
         free(r);
         free(copy);
+        rf_jschema_free(schema);
         return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
     }
+    r->schema = schema;
     memcpy(copy, prompt, (size_t)n_prompt * sizeof *copy);
     r->prompt = copy;
     r->n_prompt = n_prompt;
@@ -302,15 +322,14 @@ rf_status rf_engine_submit(rf_engine *e, const int32_t *prompt, int32_t n_prompt
     for (int i = 0; i < RF_MAX_STOPS && p->stop[i]; i++) {
         size_t n = strlen(p->stop[i]);
         if (n == 0 || n > RF_MAX_STOP_LEN) {
-            free(copy);
-            free(r);
+            rf_req_free(r);
             return rf_error_set(err, RF_ERR_ARG, "stop string %d: length %zu is not in [1, %d]", i,
                                 n, RF_MAX_STOP_LEN);
         }
         memcpy(r->stops[r->n_stops++], p->stop[i], n + 1);
     }
     memset(r->p.stop, 0, sizeof r->p.stop);
-    r->p.json_schema = r->p.tools_json = r->p.tool_name = NULL; /* borrowed: not kept */
+    r->p.json_schema = r->p.tools_json = r->p.tool_name = NULL; /* compiled into r->schema */
     /* unbounded requests reserve the whole context */
     r->reserve = p->max_tokens < 0 ? e->p.n_ctx : need;
     if (r->reserve > e->p.kv_budget) r->reserve = e->p.kv_budget;
@@ -319,8 +338,7 @@ rf_status rf_engine_submit(rf_engine *e, const int32_t *prompt, int32_t n_prompt
     if (e->q_len >= e->p.max_queue || e->stop) {
         e->stats.refused_busy++;
         pthread_mutex_unlock(&e->mu);
-        free(copy);
-        free(r);
+        rf_req_free(r);
         return rf_error_set(err, RF_ERR_BUSY, "the request queue is full (%d waiting)",
                             e->p.max_queue);
     }

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "engine/constraint.h"
 #include "engine/textstream.h"
 #include "model/context.h"
 #include "model/sampler.h"
@@ -28,7 +29,11 @@ typedef struct rf_req {
     int n_stops;
     int64_t reserve; /* KV positions reserved on admission */
     int64_t t_submit_ns;
+    rf_jschema *schema; /* json_schema / tool_choice compiled at submit (owned), or NULL */
 } rf_req;
+
+/* Frees a request and what it owns. */
+void rf_req_free(rf_req *r);
 
 /* Whether a slot holds a request: written only by the scheduler thread, always under mu, so
  * the API's threads may read it under mu. */
@@ -57,6 +62,9 @@ typedef struct rf_slot {
     int32_t n_top;
     int32_t top_ids[RF_MAX_TOP_LOGPROBS];
     float top_lps[RF_MAX_TOP_LOGPROBS];
+    rf_constraint *con; /* the request's constraint state, or NULL (scheduler thread only) */
+    float *masked;      /* n_vocab logits with the constraint applied (allocated on first use) */
+    uint64_t *mask;     /* n_vocab bits */
 } rf_slot;
 
 struct rf_engine {
@@ -89,6 +97,7 @@ struct rf_engine {
     char *text;        /* RF_TS_PENDING + RF_TS_PIECE_MAX */
 
     rf_engine_stats stats; /* counters; running/waiting filled on read */
+    rf_vocab_index *vidx;  /* built by the scheduler on the first constrained request */
 };
 
 /* The sampler's share of a request's parameters. */

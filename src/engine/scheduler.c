@@ -7,13 +7,18 @@
  *      pace; up to max_step_tokens when nothing is);
  *   3. run it (rf_decode: each weight read once for the whole step);
  *   4. sample for every request that produced an output (penalised by the tokens it generated
- *      so far; with its log-probabilities when asked), stream its text, finish requests on an
- *      end-of-generation token, a stop string, max_tokens or a full context (or with an error
- *      when the output's logits are not all finite numbers).
- * Nothing is allocated per step: the batch arrays, text buffer and samplers exist from open.
+ *      so far; with its log-probabilities when asked; a constrained one: the sample if the
+ *      constraint allows it, else a sample from the masked logits), stream its text, finish
+ *      requests when their constrained value is complete, on an end-of-generation token, a
+ *      stop string, max_tokens or a full context (or with an error when the output's logits
+ *      are not all finite numbers).
+ * Nothing is allocated per step: the batch arrays, text buffer and samplers exist from open (a
+ * constrained request's matcher state is made at admission, its mask scratch at its first full
+ * mask; the vocabulary index once, at the first constrained request: engine/constraint.h).
  * A finished request's KV stays in its slot for the prefix cache (prefix.c): admission picks the
  * free slot sharing the longest prefix with the prompt and prefill starts after it.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +68,10 @@ static void finish(rf_engine *e, rf_slot *s, int32_t token, const char *text, si
     rf_prefix_account(e);
     pthread_mutex_unlock(&e->mu);
     emit(e, s, token, text, len, fin, error); /* s->req is still ours: only this thread admits */
-    free(s->req->prompt);
-    free(s->req);
+    rf_req_free(s->req);
     s->req = NULL;
+    rf_constraint_free(s->con);
+    s->con = NULL;
 }
 
 /* Final event for a request that never reached a slot. */
@@ -76,8 +82,7 @@ static void finish_queued(rf_engine *e, rf_req *r, rf_finish fin) {
     rf_slot tmp = {0};
     tmp.req = r;
     emit(e, &tmp, -1, "", 0, fin, NULL);
-    free(r->prompt);
-    free(r);
+    rf_req_free(r);
 }
 
 static int is_cancelled(rf_engine *e, uint64_t id) {
@@ -135,8 +140,23 @@ static int32_t admit(rf_engine *e, rf_req **dropped) {
     return nd;
 }
 
-/* Per-request setup outside the lock: sampler and text stream. */
-static void start_slot(rf_engine *e, rf_slot *s) {
+/* A constrained request's state: the engine's vocabulary index (built on first use), the
+ * slot's masked-logits scratch, the request's matcher. NULL, or what failed. */
+static const char *start_constraint(rf_engine *e, rf_slot *s) {
+    const rf_tokenizer *tok = rf_model_tokenizer(e->model);
+    const size_t nv = (size_t)rf_tokenizer_n_vocab(tok);
+    rf_error err = {0};
+    if (!e->vidx && rf_vocab_index_build(tok, &e->vidx, &err)) return "constraint: out of memory";
+    if (!s->masked) s->masked = malloc(nv * sizeof *s->masked);
+    if (!s->mask) s->mask = malloc((nv + 63) / 64 * sizeof *s->mask);
+    if (!s->masked || !s->mask || rf_constraint_new(s->req->schema, e->vidx, &s->con, &err))
+        return "constraint: out of memory";
+    s->out_mode = RF_OUT_LOGITS; /* a rejected sample is redrawn from the masked logits */
+    return NULL;
+}
+
+/* Per-request setup outside the lock: sampler and text stream. Returns NULL, or what failed. */
+static const char *start_slot(rf_engine *e, rf_slot *s) {
     const rf_request_params *p = &s->req->p;
     rf_sampler_params sp = rf_req_sampler_params(p);
     rf_sampler_configure(s->smp, &sp);
@@ -148,6 +168,30 @@ static void start_slot(rf_engine *e, rf_slot *s) {
     s->out_mode = p->logprobs < 0 && rf_sampler_fits_top(s->smp, rf_context_n_top(e->ctx))
                       ? RF_OUT_TOP
                       : RF_OUT_LOGITS;
+    return s->req->schema ? start_constraint(e, s) : NULL;
+}
+
+/* A constrained request's next token: the sample when the constraint allows it (the lazy
+ * check), else a sample from the logits with every token it forbids removed (exact for
+ * sampling: p(t) / p(allowed)). -1 when nothing is allowed. */
+static int32_t sample_constrained(rf_engine *e, rf_slot *s, int32_t row) {
+    const rf_tokenizer *tok = rf_model_tokenizer(e->model);
+    const float *lg = rf_context_logits(e->ctx, row);
+    const bool eog_ok = !s->req->p.ignore_eos; /* ignore_eos: the constraint never ends early */
+    int32_t t = rf_sampler_sample(s->smp, lg);
+    if ((eog_ok || !rf_tokenizer_is_eog(tok, t)) && rf_constraint_allows(s->con, t)) return t;
+    int32_t n = rf_constraint_mask(s->con, s->mask);
+    for (int32_t i = 0; !eog_ok && i < e->vidx->n_eog; i++) {
+        uint64_t bit = 1ull << (e->vidx->eog[i] % 64);
+        if (s->mask[e->vidx->eog[i] / 64] & bit) n--;
+        s->mask[e->vidx->eog[i] / 64] &= ~bit;
+    }
+    if (n <= 0) return -1;
+    const int32_t nv = rf_tokenizer_n_vocab(tok);
+    for (int32_t i = 0; i < nv; i++)
+        s->masked[i] = (s->mask[i / 64] >> (i % 64)) & 1u ? lg[i] : -INFINITY;
+    t = rf_sampler_sample(s->smp, s->masked);
+    return rf_constraint_allows(s->con, t) ? t : -1;
 }
 
 /* Builds the next step into the batch arrays; returns its size and fills out_slot for the rows
@@ -207,8 +251,14 @@ static void advance(rf_engine *e, int32_t si, int32_t row) {
     const int32_t *ids;
     const float *vals;
     int32_t k = rf_context_top(e->ctx, row, &ids, &vals);
-    int32_t t = k ? rf_sampler_sample_top(s->smp, ids, vals, k)
-                  : rf_sampler_sample(s->smp, rf_context_logits(e->ctx, row));
+    int32_t t = s->con ? sample_constrained(e, s, row)
+                : k    ? rf_sampler_sample_top(s->smp, ids, vals, k)
+                       : rf_sampler_sample(s->smp, rf_context_logits(e->ctx, row));
+    if (t < 0 || (s->con && !rf_constraint_accept(s->con, t))) {
+        finish(e, s, -1, "", 0, RF_FINISH_ERROR,
+               "constraint: no token of the vocabulary continues the output");
+        return;
+    }
     rf_sampler_accept(s->smp, t);
     if (s->req->p.logprobs >= 0) { /* full logits: start_slot asked for them */
         s->n_top = rf_sampler_logprobs(s->smp, rf_context_logits(e->ctx, row), t,
@@ -231,6 +281,11 @@ static void advance(rf_engine *e, int32_t si, int32_t row) {
     if (pl < 0) pl = 0;
     if (pl > (int32_t)sizeof piece) pl = (int32_t)sizeof piece;
     if (rf_ts_push(&s->ts, piece, (size_t)pl, out, &len)) {
+        finish(e, s, t, out, len, RF_FINISH_STOP, NULL);
+        return;
+    }
+    if (s->con && rf_constraint_done(s->con)) { /* the value or call is complete */
+        len += rf_ts_flush(&s->ts, out + len);
         finish(e, s, t, out, len, RF_FINISH_STOP, NULL);
         return;
     }
@@ -265,7 +320,9 @@ void *rf_scheduler_main(void *arg) {
         for (int32_t i = 0; i < nd; i++) finish_queued(e, dropped[i], RF_FINISH_CANCELLED);
         for (int32_t i = 0; i < e->p.max_seqs; i++) {
             rf_slot *s = &e->slots[i];
-            if (before[i] == SLOT_FREE && s->state == SLOT_BUSY) start_slot(e, s);
+            const char *fail = NULL;
+            if (before[i] == SLOT_FREE && s->state == SLOT_BUSY) fail = start_slot(e, s);
+            if (fail) finish(e, s, -1, "", 0, RF_FINISH_ERROR, fail);
             if (s->state != SLOT_FREE && (s->cancel || stopping))
                 finish(e, s, -1, "", 0, RF_FINISH_CANCELLED, NULL);
         }

@@ -268,6 +268,31 @@ def test_errors(server, client):
     assert st == 400 and body["error"]["code"] == "invalid_json"
 
 
+def test_response_format(client):
+    schema = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 30},
+                                               "population": {"type": "integer"}},
+              "required": ["city", "population"]}
+    r = client.chat.completions.create(
+        model=MODEL_ID, max_tokens=60, temperature=0,
+        messages=[{"role": "user", "content": "Give a city and its population as JSON."}],
+        response_format={"type": "json_schema", "json_schema": {"name": "c", "schema": schema}})
+    assert r.choices[0].finish_reason == "stop"
+    v = json.loads(r.choices[0].message.content)
+    assert set(v) == {"city", "population"}
+    assert isinstance(v["city"], str) and isinstance(v["population"], int)
+    r = client.chat.completions.create(model=MODEL_ID, messages=MSGS, max_tokens=40, seed=1,
+                                       response_format={"type": "json_object"})
+    assert r.choices[0].message.content.startswith("{")
+    if r.choices[0].finish_reason == "stop":
+        assert isinstance(json.loads(r.choices[0].message.content), dict)
+    with pytest.raises(openai.BadRequestError) as e:
+        client.chat.completions.create(
+            model=MODEL_ID, messages=MSGS,
+            response_format={"type": "json_schema", "json_schema": {
+                "name": "p", "schema": {"type": "string", "pattern": "^a"}}})
+    assert e.value.body["param"] == "response_format" and "pattern" in e.value.body["message"]
+
+
 def test_concurrent_streams(client):
     def one(i):
         s = client.chat.completions.create(
