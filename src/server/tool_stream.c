@@ -162,16 +162,40 @@ static char *take_hold(rf_tsplit *t, size_t *n) {
 
 static rf_status step(rf_tsplit *t, const char *s, size_t n);
 
+/* A Markdown fence opening a reply, "```" or "```json", then white space, then '{' at *at:
+ * 1 (and *at set to the '{'), 0 when s[*at..n) may still become one, -1 when it is not one. */
+static int fence_len(const char *s, size_t n, size_t *at) {
+    static const char tick[] = "```", lang[] = "json";
+    size_t i = *at;
+    for (size_t k = 0; k < 3; k++, i++) {
+        if (i == n) return 0;
+        if (s[i] != tick[k]) return -1;
+    }
+    size_t k = 0;
+    while (k < 4 && i < n && s[i] == lang[k]) k++, i++;
+    if (i == n) return 0;
+    if (k != 0 && k != 4) return -1;
+    while (i < n && is_ws(s[i])) i++;
+    if (i == n) return 0;
+    if (s[i] != '{') return -1;
+    *at = i;
+    return 1;
+}
+
 /* TEXT: content up to an open marker (or a bare call at the very start). */
 static rf_status step_text(rf_tsplit *t, const char *s, size_t n) {
     if (t->at_start) {
         size_t i = 0;
         while (i < n && is_ws(s[i])) i++;
         if (i == n) return hold(t, s, n); /* still nothing but white space */
+        size_t j = i;
+        int f = t->n_names ? fence_len(s, n, &j) : -1;
+        if (f == 0) return hold(t, s, n); /* maybe a fence: wait for more */
+        if (f > 0) i = j;                 /* a fence before the object, as Gemma writes it */
         t->at_start = false;
         if (s[i] == '{' && t->n_names) {
             t->state = HEAD;
-            return step(t, s + i, n - i); /* the leading white space is dropped */
+            return step(t, s + i, n - i); /* the leading white space (and fence) is dropped */
         }
         if (!t->open) {
             t->state = PLAIN;

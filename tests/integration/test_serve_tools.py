@@ -122,11 +122,16 @@ def test_tool_choice_none_leaves_tools_out(client):
 def test_required_gives_a_call(client):
     # a question no tool answers: only the constraint makes this a call
     r = chat(client, messages=[{"role": "user", "content": "Write a haiku about the sea."}],
-             tools=TOOLS, tool_choice="required")
+             tools=TOOLS, tool_choice="required", parallel_tool_calls=False)
     ch = r.choices[0]
-    assert ch.finish_reason == "tool_calls"
-    for tc in ch.message.tool_calls:
-        check_args(tc.function.name, tc.function.arguments)
+    assert ch.finish_reason == "tool_calls" and not ch.message.content
+    assert len(ch.message.tool_calls) == 1
+    check_args(ch.message.tool_calls[0].function.name, ch.message.tool_calls[0].function.arguments)
+    # with parallel calls allowed the reply is still only calls, each to a declared tool
+    r = chat(client, messages=[{"role": "user", "content": "Write a haiku about the sea."}],
+             tools=TOOLS, tool_choice="required", max_tokens=200)
+    calls = r.choices[0].message.tool_calls
+    assert calls and all(check_args(c.function.name, c.function.arguments) for c in calls)
 
 
 def test_named_tool_is_called(client):
