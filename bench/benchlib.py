@@ -165,12 +165,13 @@ def llama_bin_dir():
 
 
 class LlamaServer:
-    def __init__(self, model, port, log_path, threads=2, parallel=4, ctx=8192, extra=(), cpus=None):
+    def __init__(self, model, port, log_path, threads=2, parallel=4, ctx=8192, extra=(), cpus=None,
+                 chat_template_file=os.path.join(ROOT, "bench", "templates", "gemma.jinja")):
+        """chat_template_file None: the model file's own template (--jinja)."""
         exe = os.path.join(llama_bin_dir(), "llama-server")
+        tmpl = ["--chat-template-file", chat_template_file] if chat_template_file else []
         self.cmd = (["taskset", "-c", cpus] if cpus else []) + [exe, "-m", model, "--host", "127.0.0.1", "--port", str(port), "-t", str(threads),
-                    "-np", str(parallel), "-c", str(ctx), "--jinja", "--chat-template-file",
-                    os.path.join(ROOT, "bench", "templates", "gemma.jinja"),
-                    "--no-webui"] + list(extra)
+                    "-np", str(parallel), "-c", str(ctx), "--jinja"] + tmpl + ["--no-webui"] + list(extra)
         self.log = open(log_path, "w")
         env = dict(os.environ)
         env["LD_LIBRARY_PATH"] = os.path.dirname(exe) + ":" + env.get("LD_LIBRARY_PATH", "")
@@ -261,6 +262,8 @@ def percentile(v, q):
 
 def aiperf_exe():
     exe = os.path.join(AIPERF_VENV, "bin", "aiperf")
+    if not os.path.exists(exe) and shutil.which("aiperf"):  # installed beside the other tools
+        exe = shutil.which("aiperf")
     if not os.path.exists(exe):
         raise RuntimeError("aiperf not installed: python3 -m venv .peers/aiperf-venv && "
                            ".peers/aiperf-venv/bin/pip install aiperf==0.13.0 sentencepiece gguf")
@@ -322,6 +325,8 @@ json.dump({"bos_token": "<bos>", "eos_token": "<eos>", "unk_token": "<unk>", "pa
 print(len(toks))
 '''
     py = os.path.join(AIPERF_VENV, "bin", "python")
+    if not os.path.exists(py):
+        py = sys.executable
     subprocess.run([py, "-c", code, gguf_path, out_dir], check=True)
     return out_dir
 

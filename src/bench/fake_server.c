@@ -241,7 +241,7 @@ static json_t *error_obj(int http, const char *msg, const char *param, const cha
 }
 
 static json_t *usage_obj(const fake_req *r) {
-    return rf_oai_usage_json(r->prompt_tokens, r->completion_tokens);
+    return rf_oai_usage_json(r->prompt_tokens, r->completion_tokens, -1);
 }
 
 static rf_oai_meta meta_of(const fake_req *r) {
@@ -361,7 +361,7 @@ static bool stream_next(fake_req *r, int64_t *due) {
     if (r->include_usage && r->usage) {
         rf_oai_meta m = meta_of(r);
         json_t *u = fake_envelope(
-            r, rf_oai_usage_chunk_json(&m, (int32_t)r->prompt_tokens, r->completion_tokens));
+            r, rf_oai_usage_chunk_json(&m, (int32_t)r->prompt_tokens, r->completion_tokens, -1));
         if (!sse_append(&r->out, u)) return false;
     }
     return rf_oai_sse_done(&r->out) == RF_OK;

@@ -391,7 +391,8 @@ static bool stream_next(srv_req *r) {
     }
     st = rf_oai_sse_event(&r->out, rf_oai_chunk_json(m, NULL, NULL, 0, fin, &t));
     if (!st && r->include_usage)
-        st = rf_oai_sse_event(&r->out, rf_oai_usage_chunk_json(m, r->n_prompt, r->n_gen));
+        st = rf_oai_sse_event(&r->out,
+                              rf_oai_usage_chunk_json(m, r->n_prompt, r->n_gen, r->n_cached));
     return !st && !rf_oai_sse_done(&r->out);
 }
 

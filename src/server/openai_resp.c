@@ -15,10 +15,17 @@ json_t *rf_oai_timings_json(const rf_oai_timings *t) {
                      t->predicted_ms > 0 ? gn * 1e3 / t->predicted_ms : 0.0);
 }
 
-json_t *rf_oai_usage_json(int32_t prompt_tokens, int32_t completion_tokens) {
-    return json_pack("{s:i, s:i, s:i}", "prompt_tokens", (int)prompt_tokens, "completion_tokens",
-                     (int)completion_tokens, "total_tokens",
-                     (int)(prompt_tokens + completion_tokens));
+json_t *rf_oai_usage_json(int32_t prompt_tokens, int32_t completion_tokens, int32_t cached_tokens) {
+    json_t *u =
+        json_pack("{s:i, s:i, s:i}", "prompt_tokens", (int)prompt_tokens, "completion_tokens",
+                  (int)completion_tokens, "total_tokens", (int)(prompt_tokens + completion_tokens));
+    if (u && cached_tokens >= 0 &&
+        json_object_set_new(u, "prompt_tokens_details",
+                            json_pack("{s:i}", "cached_tokens", (int)cached_tokens))) {
+        json_decref(u);
+        return NULL;
+    }
+    return u;
 }
 
 static json_t *str_or_null(const char *s) {
@@ -60,7 +67,7 @@ json_t *rf_oai_response_json(const rf_oai_meta *m, const char *content, size_t l
         choice = json_pack("{s:i, s:s%, s:n, s:s}", "index", 0, "text", content ? content : "", len,
                            "logprobs", "finish_reason", finish);
     json_t *o = with(envelope(m, false), "choices", choice ? json_pack("[o]", choice) : NULL);
-    o = with(o, "usage", rf_oai_usage_json(t->prompt_n + t->cache_n, t->predicted_n));
+    o = with(o, "usage", rf_oai_usage_json(t->prompt_n + t->cache_n, t->predicted_n, t->cache_n));
     return with(o, "timings", rf_oai_timings_json(t));
 }
 
@@ -128,16 +135,17 @@ json_t *rf_oai_chat_body_json(const rf_oai_meta *m, json_t *message, const char 
 json_t *rf_oai_tool_response_json(const rf_oai_meta *m, const char *content, size_t len,
                                   json_t *tool_calls, const char *finish, const rf_oai_timings *t) {
     json_t *msg = rf_oai_assistant_json(content, len, tool_calls);
-    json_t *o =
-        msg ? rf_oai_chat_body_json(m, msg, finish, rf_oai_usage_json(t->prompt_n, t->predicted_n))
-            : NULL;
+    json_t *o = msg ? rf_oai_chat_body_json(
+                          m, msg, finish,
+                          rf_oai_usage_json(t->prompt_n + t->cache_n, t->predicted_n, t->cache_n))
+                    : NULL;
     return with(o, "timings", rf_oai_timings_json(t));
 }
 
 json_t *rf_oai_usage_chunk_json(const rf_oai_meta *m, int32_t prompt_tokens,
-                                int32_t completion_tokens) {
+                                int32_t completion_tokens, int32_t cached_tokens) {
     json_t *o = with(envelope(m, true), "choices", json_array());
-    return with(o, "usage", rf_oai_usage_json(prompt_tokens, completion_tokens));
+    return with(o, "usage", rf_oai_usage_json(prompt_tokens, completion_tokens, cached_tokens));
 }
 
 json_t *rf_oai_models_json(const char *id, int64_t created) {

@@ -36,7 +36,9 @@ typedef struct rf_oai_timings {
 } rf_oai_timings;
 
 json_t *rf_oai_timings_json(const rf_oai_timings *t);
-json_t *rf_oai_usage_json(int32_t prompt_tokens, int32_t completion_tokens);
+/* {prompt_tokens, completion_tokens, total_tokens} and, when cached_tokens >= 0, OpenAI's
+ * prompt_tokens_details {cached_tokens} (the prompt tokens served from the prefix cache). */
+json_t *rf_oai_usage_json(int32_t prompt_tokens, int32_t completion_tokens, int32_t cached_tokens);
 
 /* {"error": {"message", "type", "param" (null when ""), "code" (null when "")}} */
 json_t *rf_oai_error_json(const rf_oai_error *e);
@@ -54,7 +56,7 @@ json_t *rf_oai_chunk_json(const rf_oai_meta *m, const char *role, const char *co
 
 /* The include_usage chunk: choices [], usage. */
 json_t *rf_oai_usage_chunk_json(const rf_oai_meta *m, int32_t prompt_tokens,
-                                int32_t completion_tokens);
+                                int32_t completion_tokens, int32_t cached_tokens);
 
 /* ---- Building blocks the fake backend (bench/fake_server.c) writes its tool calls and its
  * own envelopes with; generic, for any writer of these shapes. ---- */

@@ -189,11 +189,25 @@ static void test_shapes(void) {
                "200.0,\"predicted_per_token_ms\":5.0,\"prompt_ms\":8.0,\"prompt_n\":4,"
                "\"prompt_per_second\":500.0,\"prompt_per_token_ms\":2.0},\"usage\":null}",
                "final chunk");
-    check_json(rf_oai_usage_chunk_json(&m, 4, 2),
+    check_json(rf_oai_usage_chunk_json(&m, 4, 2, -1),
                "{\"choices\":[],\"created\":1700000000,\"id\":\"chatcmpl-1\",\"model\":\"m\","
                "\"object\":\"chat.completion.chunk\",\"system_fingerprint\":\"roofline\","
                "\"usage\":{\"completion_tokens\":2,\"prompt_tokens\":4,\"total_tokens\":6}}",
                "usage chunk");
+    check_json(rf_oai_usage_json(10, 2, 7),
+               "{\"completion_tokens\":2,\"prompt_tokens\":10,\"prompt_tokens_details\":{"
+               "\"cached_tokens\":7},\"total_tokens\":12}",
+               "usage with cached tokens");
+    /* a tool-call response counts the whole prompt, the cached part included */
+    rf_oai_timings tc = {3, 2, 5, 8.0, 10.0};
+    json_t *tr = rf_oai_tool_response_json(&m, NULL, 0, json_array(), "tool_calls", &tc);
+    json_t *tu = json_object_get(tr, "usage");
+    CHECK(json_integer_value(json_object_get(tu, "prompt_tokens")) == 8);
+    CHECK(json_integer_value(
+              json_object_get(json_object_get(tu, "prompt_tokens_details"), "cached_tokens")) == 5);
+    CHECK(json_is_null(json_object_get(
+        json_object_get(json_array_get(json_object_get(tr, "choices"), 0), "message"), "content")));
+    json_decref(tr);
     json_t *r = rf_oai_response_json(&m, "Hi", 2, "length", &t);
     CHECK(r && !strcmp(json_string_value(json_object_get(r, "object")), "chat.completion"));
     json_t *msg = json_object_get(json_array_get(json_object_get(r, "choices"), 0), "message");
