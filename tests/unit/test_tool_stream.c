@@ -195,7 +195,107 @@ static void run(const tcase *c, const size_t *cuts, size_t ncut, const char *how
     for (int i = 0; i < MAXC; i++) rf_buf_free(&g.args[i]);
 }
 
+/* What one feeding of a reply gave: every event's text in order, tagged by kind and index, and
+ * the held text. */
+typedef struct ev_log {
+    rf_buf b;
+    int last_kind, last_index; /* adjacent pieces of one kind and call are merged */
+} ev_log;
+
+static void on_log(void *user, rf_tsplit_kind k, int32_t index, const char *s, size_t n) {
+    ev_log *l = user;
+    if (!((int)k == l->last_kind && index == l->last_index && k != RF_TSPLIT_CALL)) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "|%d:%d:", (int)k, (int)index);
+        rf_buf_append_str(&l->b, tag);
+    }
+    l->last_kind = (int)k;
+    l->last_index = index;
+    rf_buf_append(&l->b, s, n);
+}
+
+static void feed_log(const char *text, size_t len, bool tagged, size_t piece, rf_buf *log) {
+    rf_tsplit t;
+    ev_log l = {*log, -1, -2};
+    CHECK(rf_tsplit_init(&t, tagged ? "<tool_call>" : NULL, tagged ? "</tool_call>" : NULL, TOOLS,
+                         on_log, &l, NULL) == RF_OK);
+    for (size_t at = 0; at < len; at += piece)
+        CHECK(rf_tsplit_push(&t, text + at, len - at < piece ? len - at : piece) == RF_OK);
+    const char *held;
+    size_t hl;
+    if (rf_tsplit_finish(&t, &held, &hl)) {
+        rf_buf_append_str(&l.b, "|held:");
+        rf_buf_append(&l.b, held, hl);
+    }
+    rf_tsplit_free(&t);
+    *log = l.b;
+}
+
+/* Random replies made of the pieces that matter (markers, braces, quotes, escapes, names, white
+ * space): the splitter never fails, never emits more bytes than it was fed, and gives the same
+ * events however the reply is cut (whole, byte by byte, in threes). */
+static void test_random(void) {
+    static const char *const parts[] = {"{",
+                                        "}",
+                                        "[",
+                                        "]",
+                                        "\"",
+                                        "\\",
+                                        ":",
+                                        ",",
+                                        " ",
+                                        "\n",
+                                        "a",
+                                        "<tool_call>",
+                                        "</tool_call>",
+                                        "<tool",
+                                        "\"name\"",
+                                        "\"arguments\"",
+                                        "\"get_weather\"",
+                                        "\"f\"",
+                                        "```json",
+                                        "```",
+                                        "\"parameters\"",
+                                        "{\"name\": \"f\", \"arguments\": "};
+    const size_t np = sizeof parts / sizeof parts[0];
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    char text[512];
+    int same = 0;
+    for (int iter = 0; iter < 3000; iter++) {
+        size_t len = 0;
+        int n = 1 + (int)(x % 24);
+        for (int i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            const char *p = parts[x % np];
+            size_t pl = strlen(p);
+            if (len + pl >= sizeof text) break;
+            memcpy(text + len, p, pl);
+            len += pl;
+        }
+        bool tagged = iter % 2 == 0;
+        rf_buf a, b, c;
+        rf_buf_init(&a, 0), rf_buf_init(&b, 0), rf_buf_init(&c, 0);
+        feed_log(text, len, tagged, len ? len : 1, &a);
+        feed_log(text, len, tagged, 1, &b);
+        feed_log(text, len, tagged, 3, &c);
+        bool eq = a.len == b.len && a.len == c.len &&
+                  (!a.len || (!memcmp(a.data, b.data, a.len) && !memcmp(a.data, c.data, a.len)));
+        CHECK_MSG(eq, "random reply '%.*s' (%s): whole '%.*s' bytes '%.*s'", (int)len, text,
+                  tagged ? "tagged" : "bare", (int)a.len, (const char *)a.data, (int)b.len,
+                  (const char *)b.data);
+        same += eq;
+        /* nothing invented: the events' texts add up to no more than the reply (the log is the
+         * texts plus a short tag per event) */
+        size_t tags = 0;
+        for (size_t i = 0; i < a.len; i++) tags += a.data[i] == '|';
+        CHECK(a.len <= len + tags * 16);
+        rf_buf_free(&a), rf_buf_free(&b), rf_buf_free(&c);
+    }
+    CHECK(same == 3000);
+}
+
 int main(void) {
+    test_random();
     for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
         const tcase *c = &CASES[k];
         size_t len = strlen(c->reply);
