@@ -8,19 +8,15 @@ One server, started with an API key (the 401 cases), a small context (the overfl
 import http.client
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 sys.path.insert(0, HERE)
-from benchlib import free_port  # noqa: E402  (the repo's one helper for a free local port)
-from test_serve import wait_healthy  # noqa: E402  (/health 200, or fail when the server exits)
+from serve_proc import serve  # noqa: E402  (one roofline serve for the module)
 
-BIN = os.environ.get("ROOFLINE_BIN", "build/roofline")
 MODEL = os.environ.get("ROOFLINE_SERVE_MODEL", "models/smollm2-135m-instruct-q4_1.gguf")
 KEY = "sk-test-key"
 CASES_FILE = os.path.join(HERE, "..", "data", "openai_errors.json")
@@ -64,20 +60,9 @@ def request(port, case):
 
 @pytest.fixture(scope="module")
 def port():
-    p = free_port()
-    log = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: the request log cannot block
-    proc = subprocess.Popen(
-        [BIN, "serve", "-m", MODEL, "--port", str(p), "--ctx", "512", "--api-key", KEY,
-         "--body-max", "65536", "--model-id", "m"],
-        stdout=subprocess.DEVNULL, stderr=log, text=True)
-    wait_healthy(proc, f"http://127.0.0.1:{p}")
-    yield p
-    proc.terminate()
-    proc.wait(timeout=30)
-    log.seek(0)
-    err = log.read()
-    log.close()
-    assert proc.returncode == 0, err
+    with serve(["-m", MODEL, "--ctx", "512", "--api-key", KEY, "--body-max", "65536",
+                "--model-id", "m"]) as s:
+        yield s["port"]
 
 
 def test_cases_read():

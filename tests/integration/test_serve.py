@@ -8,7 +8,6 @@ import math
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -18,8 +17,9 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
 from benchlib import free_port  # noqa: E402  (the repo's one helper for a free local port)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_proc import BIN, serve, wait_healthy  # noqa: E402
 
-BIN = os.environ.get("ROOFLINE_BIN", "build/roofline")
 MODEL = os.environ.get("ROOFLINE_SERVE_MODEL", "models/smollm2-135m-instruct-q4_1.gguf")
 MODEL_ID = "smollm2-135m-instruct-q4_1"
 KEY = "sk-test-key"
@@ -41,44 +41,13 @@ def raw(base, path, body=None, method=None, key=KEY, data=None):
         return e.code, json.loads(e.read()), e.headers
 
 
-def wait_healthy(proc, base, seconds=60):
-    """Waits for /health 200 (503 "loading" before it); fails when the server exits."""
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(base + "/health", timeout=1) as r:
-                if r.status == 200:
-                    return
-        except urllib.error.HTTPError as e:
-            assert e.code == 503 and json.loads(e.read())["status"] == "loading"
-        except OSError:
-            pass
-        if proc.poll() is not None:
-            pytest.fail(f"server exited with status {proc.returncode}")
-        time.sleep(0.1)
-    proc.kill()
-    pytest.fail("server did not become healthy")
-
-
 @pytest.fixture(scope="module")
 def server():
-    port = free_port()
-    log = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: the request log cannot block
-    proc = subprocess.Popen(
-        [BIN, "serve", "-m", MODEL, "--port", str(port), "--parallel", "16", "--ctx", "512",
-         "--api-key", KEY, "--body-max", "65536"],
-        stdout=subprocess.DEVNULL, stderr=log, text=True)
-    base = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, base)
-    yield base
-    proc.terminate()
-    proc.wait(timeout=30)
-    log.seek(0)
-    err = log.read()
-    log.close()
-    assert proc.returncode == 0, err
-    assert "serve: req=" in err  # one log line per request
-    assert "(client gone)" in err  # test_disconnect_cancels's stream was seen to go
+    with serve(["-m", MODEL, "--parallel", "16", "--ctx", "512", "--api-key", KEY,
+                "--body-max", "65536"]) as s:
+        yield s["base"]
+    assert "serve: req=" in s["log"]  # one log line per request
+    assert "(client gone)" in s["log"]  # test_disconnect_cancels's stream was seen to go
 
 
 @pytest.fixture(scope="module")

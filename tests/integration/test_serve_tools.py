@@ -12,19 +12,14 @@ the cache), and response_format json_schema (content that parses and has the sch
 keys and types)."""
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import openai
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from benchlib import free_port  # noqa: E402
-from test_serve import wait_healthy  # noqa: E402
+from serve_proc import serve  # noqa: E402  (one roofline serve for the module)
 
-BIN = os.environ.get("ROOFLINE_BIN", "build/roofline")
 MODEL = os.environ.get("ROOFLINE_SERVE_MODEL",
                        "models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
 ASK = [{"role": "user", "content": "What is the weather in Paris right now?"}]
@@ -42,21 +37,10 @@ TOOLS = [WEATHER, TIME]
 
 @pytest.fixture(scope="module")
 def client():
-    port = free_port()
-    log = tempfile.TemporaryFile(mode="w+")
-    proc = subprocess.Popen([BIN, "serve", "-m", MODEL, "--port", str(port), "--ctx", "2048",
-                             "--parallel", "4"], stdout=subprocess.DEVNULL, stderr=log, text=True)
-    base = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, base, seconds=120)
-    c = openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0)
-    c.model_id = c.models.list().data[0].id
-    yield c
-    proc.terminate()
-    proc.wait(timeout=30)
-    log.seek(0)
-    err = log.read()
-    log.close()
-    assert proc.returncode == 0, err
+    with serve(["-m", MODEL, "--ctx", "2048", "--parallel", "4"], seconds=120) as s:
+        c = openai.OpenAI(base_url=s["base"] + "/v1", api_key="none", max_retries=0)
+        c.model_id = c.models.list().data[0].id
+        yield c
 
 
 def chat(c, **kw):
