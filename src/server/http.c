@@ -343,10 +343,11 @@ static bool stream_next(srv_req *r) {
     rf_status st = RF_OK;
     if (r->split_on) {
         r->lps.n = 0;         /* a reply read for tool calls carries no logprobs */
-        if (r->pending.len) { /* split outside the lock */
-            rf_buf_reset(&r->chunk);
-            st = rf_buf_append(&r->chunk, r->pending.data, r->pending.len);
+        if (r->pending.len) { /* split outside the lock: take the text by swapping buffers */
+            rf_buf took = r->pending;
+            r->pending = r->chunk;
             rf_buf_reset(&r->pending);
+            r->chunk = took;
             pthread_mutex_unlock(&r->mu);
             if (!st) st = rf_buf_append(&r->reply, r->chunk.data, r->chunk.len);
             if (!st) st = rf_tsplit_push(&r->split, (const char *)r->chunk.data, r->chunk.len);
@@ -450,14 +451,6 @@ static enum MHD_Result submit(srv_req *r, struct MHD_Connection *c, const rf_oai
         text = prompt;
     }
     rf_request_params p = rf_oai_engine_params(q);
-    rf_status cst = rf_engine_check_request(s->e, &p, &err);
-    if (cst) { /* a schema or tool parameters the constraint engine cannot enforce */
-        ret =
-            fail(r, c, cst == RF_ERR_NOMEM ? 500 : 400,
-                 p.json_schema ? "response_format" : (p.tools_json ? "tools" : NULL),
-                 cst == RF_ERR_UNSUPPORTED ? "unsupported_schema" : "invalid_value", "%s", err.msg);
-        goto out;
-    }
     if (p.tools_json && !(r->tools_json = strdup(p.tools_json))) {
         ret = fail(r, c, 500, NULL, NULL, "out of memory");
         goto out;
@@ -488,8 +481,12 @@ static enum MHD_Result submit(srv_req *r, struct MHD_Connection *c, const rf_oai
             ret = fail(r, c, 429, NULL, "server_is_overloaded", "%s", err.msg);
         else if (st == RF_ERR_CONTEXT)
             ret = fail(r, c, 400, "messages", "context_length_exceeded", "%s", err.msg);
+        else if (st == RF_ERR_UNSUPPORTED || st == RF_ERR_ARG) /* the constraint, compiled */
+            ret = fail(
+                r, c, 400, p.json_schema ? "response_format" : (p.tools_json ? "tools" : NULL),
+                st == RF_ERR_UNSUPPORTED ? "unsupported_schema" : "invalid_value", "%s", err.msg);
         else
-            ret = fail(r, c, st == RF_ERR_ARG ? 400 : 500, NULL, NULL, "%s", err.msg);
+            ret = fail(r, c, 500, NULL, NULL, "%s", err.msg);
         goto out;
     }
     r->counted = true;

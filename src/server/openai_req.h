@@ -6,7 +6,7 @@
  * only with logprobs true, as OpenAI and vLLM require), completions the legacy logprobs (an
  * integer 0..5: how many alternatives). Chat's tools, tool_choice, parallel_tool_calls and
  * response_format are read by openai_tools.c (an empty tools array is a 400, as OpenAI's);
- * whether the engine can enforce a schema is checked at submission (rf_engine_check_request).
+ * whether the engine can enforce a schema is checked at submission (rf_engine_submit).
  *
  * Ownership: rf_oai_parse fills a rf_oai_req that owns the parsed JSON tree and every string it
  * points to (message texts borrow from the tree or from strings the request owns); release it

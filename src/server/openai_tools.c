@@ -10,7 +10,7 @@
  *   response_format   {"type": "text"}, {"type": "json_object"} (any JSON object), or
  *                     {"type": "json_schema", "json_schema": {"name", "description"?,
  *                     "schema"? (an object; absent: any JSON value), "strict"?}}
- * Whether the engine can enforce a schema is the engine's to say (rf_engine_check_request), at
+ * Whether the engine can enforce a schema is the engine's to say (rf_engine_submit compiles it), at
  * submission. */
 #include <stdio.h>
 #include <stdlib.h>
