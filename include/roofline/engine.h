@@ -49,6 +49,9 @@ typedef struct rf_engine_params {
     bool prefix_cache;         /* keep a finished request's KV in its idle slot and let a
                                 * request whose prompt starts with the same tokens reuse it
                                 * (results are the same); default on */
+    bool widen;                /* every matmul on the widened path: each weight row decoded to
+                                * floats on every call and dotted in floats, instead of the
+                                * native integer kernels (kernels/matmul.h); default off */
 } rf_engine_params;
 
 rf_engine_params rf_engine_default_params(void);

@@ -21,6 +21,7 @@ typedef struct run_opts {
     bool seed_set;
     bool profile;
     bool ignore_eos;
+    bool widen;
     int isa;
     const char *chat_template; /* --chat-template: force a family */
 } run_opts;
@@ -34,6 +35,7 @@ static void usage(void) {
     printf("usage: roofline run [-m MODEL] [-p PROMPT] [--chat] [--system TEXT] [-n N] [--temp T]\n"
            "                    [--top-k K] [--top-p P] [--seed S] [-t THREADS] [-c CTX]\n"
            "                    [--kernels scalar|avx2|avx512|neon] [--ignore-eos] [--profile]\n"
+           "                    [--widen]\n"
            "Streams the generated text to stdout; prompt tokens, generated tokens, prefill and\n"
            "decode tok/s go to stderr at the end.\n"
            "  -m MODEL     GGUF file (default: the embedded model, %s)\n"
@@ -52,7 +54,9 @@ static void usage(void) {
            "  -c CTX       context size in tokens (default 4096)\n"
            "  --kernels K  kernel set (default: the best this CPU runs)\n"
            "  --ignore-eos keep generating through end-of-turn tokens (for timing)\n"
-           "  --profile    after the run, where decode time went, per stage\n",
+           "  --profile    after the run, where decode time went, per stage\n"
+           "  --widen      every matmul decodes its weight rows to floats on every call and\n"
+           "               multiplies in floats, instead of the native integer kernels\n",
            cli_default_model());
 }
 
@@ -75,6 +79,9 @@ static bool parse_args(int argc, char **argv, run_opts *o, int *rc) {
             continue;
         } else if (!strcmp(a, "--ignore-eos")) {
             o->ignore_eos = true;
+            continue;
+        } else if (!strcmp(a, "--widen")) {
+            o->widen = true;
             continue;
         }
         if (!v) {
@@ -238,10 +245,10 @@ static void print_stats(const run_stats *s, const run_opts *o, const rf_context 
     double dc = s->decode_ns > 0 ? (double)s->n_decode_steps * 1e9 / (double)s->decode_ns : 0;
     fprintf(stderr,
             "\n\nprompt tokens: %lld, generated tokens: %lld, prefill: %.2f tok/s (%.1f ms), "
-            "decode: %.2f tok/s (%lld steps, %.1f ms)\nthreads: %d, kernels: %s, seed: %llu\n",
+            "decode: %.2f tok/s (%lld steps, %.1f ms)\nthreads: %d, kernels: %s%s, seed: %llu\n",
             (long long)s->n_prompt, (long long)s->n_gen, pf, (double)s->prefill_ns / 1e6, dc,
             (long long)s->n_decode_steps, (double)s->decode_ns / 1e6, rf_context_n_threads(c),
-            rf_isa_name(rf_context_isa(c)), o->seed);
+            rf_isa_name(rf_context_isa(c)), rf_context_widened(c) ? " (widened)" : "", o->seed);
 }
 
 /* One prompt, then exit. */
@@ -401,6 +408,7 @@ int cli_run(int argc, char **argv) {
         cp.n_threads = (int32_t)o.threads;
         cp.n_outputs = 1;
         cp.isa = o.isa;
+        cp.widen = o.widen;
         st = rf_context_new(m, &cp, &c, &err);
     }
     if (!st) {

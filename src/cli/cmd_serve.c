@@ -17,12 +17,13 @@ static void usage(void) {
     printf("usage: roofline serve [-m MODEL] [--host 127.0.0.1] [--port 8080] [--parallel 16]\n"
            "         [--ctx N] [--max-queue N] [--api-key KEY | --api-key-file F] [-t THREADS]\n"
            "         [--model-id ID] [--drain-ms MS] [--body-max BYTES] [--no-prefix-cache]\n"
-           "         [--metrics | --no-metrics]\n"
+           "         [--metrics | --no-metrics] [--widen]\n"
            "An OpenAI-compatible server: POST /v1/chat/completions, POST /v1/completions,\n"
            "GET /v1/models, GET /health, GET /metrics (Prometheus), POST /tokenize,\n"
            "POST /detokenize (docs/server.md). --no-prefix-cache: every prompt is computed in\n"
            "full (no KV reused from earlier requests); --no-metrics: /metrics answers 404\n"
-           "(--metrics, the default, serves it).\n"
+           "(--metrics, the default, serves it). --widen: every matmul decodes its weight rows to\n"
+           "floats on every call instead of the native integer kernels (docs/kernels.md).\n"
            "Binds 127.0.0.1 unless --host says otherwise. --parallel: requests decoded together;\n"
            "--max-queue: waiting requests beyond which a request gets 429. With an API key every\n"
            "endpoint but /health needs 'Authorization: Bearer KEY'. SIGINT or SIGTERM: stop\n"
@@ -62,6 +63,9 @@ int cli_serve(int argc, char **argv) {
             return RF_EXIT_OK;
         } else if (!strcmp(a, "--no-prefix-cache")) {
             ep.prefix_cache = false;
+            continue;
+        } else if (!strcmp(a, "--widen")) {
+            ep.widen = true;
             continue;
         } else if (!strcmp(a, "--no-metrics") || !strcmp(a, "--metrics")) {
             sp.metrics = !strcmp(a, "--metrics");

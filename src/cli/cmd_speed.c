@@ -29,6 +29,7 @@ typedef struct speed_opts {
     int8_t head; /* RF_OUT_LOGITS or RF_OUT_TOP for tg and batched steps */
     bool json;
     bool profile; /* after the measured runs, one profiled run of each decode test */
+    bool widen;   /* the widened matmul path */
 } speed_opts;
 
 static uint64_t g_rng = 0x1234567;
@@ -120,6 +121,7 @@ static void usage(void) {
     printf(
         "usage: roofline speed [-m MODEL] [-t THREADS] [-p N] [-n N] [-b B[,B...]] [-r REPS]\n"
         "                      [--head logits|top] [--kernels K] [--json] [--profile]\n"
+        "                      [--widen]\n"
         "Engine throughput, measured as llama-bench does (medians of REPS after a warm-up):\n"
         "  -p N     prompt processing: one batch of N tokens (default 512; 0 skips)\n"
         "  -n N     text generation: N single-token steps with full logits (default 128; 0 skips)\n"
@@ -130,7 +132,9 @@ static void usage(void) {
         "  --head   what the decode steps compute: all logits (default, as llama-bench) or the\n"
         "           top candidates only (what greedy and top-k sampling need)\n"
         "  --profile after the measured runs, one more of tg and of each B with the time of each\n"
-        "           stage per decode step (to stderr; the figures above exclude it)\n",
+        "           stage per decode step (to stderr; the figures above exclude it)\n"
+        "  --widen  every matmul decodes its weight rows to floats on every call and multiplies\n"
+        "           in floats (the widened path), instead of the native integer kernels\n",
         MAX_B);
 }
 
@@ -147,6 +151,9 @@ int cli_speed(int argc, char **argv) {
             continue;
         } else if (!strcmp(a, "--json")) {
             o.json = true;
+            continue;
+        } else if (!strcmp(a, "--widen")) {
+            o.widen = true;
             continue;
         }
         if (!v) {
@@ -205,6 +212,7 @@ int cli_speed(int argc, char **argv) {
         cp.n_outputs = maxb;
         cp.n_threads = (int32_t)o.threads;
         cp.isa = o.isa;
+        cp.widen = o.widen;
         st = rf_context_new(m, &cp, &c, &err);
     }
     if (st) {
@@ -252,12 +260,14 @@ int cli_speed(int argc, char **argv) {
     rf_token_bytes tb = rf_model_token_bytes(m, (int32_t)o.tg);
     int reps = (int)o.reps;
     if (o.json) {
-        printf("{\"model\": \"%s\", \"threads\": %d, \"kernels\": \"%s\", \"head\": \"%s\", "
+        printf("{\"model\": \"%s\", \"threads\": %d, \"kernels\": \"%s\", \"widen\": %s, \"head\": "
+               "\"%s\", "
                "\"reps\": %d, \"bytes_per_token\": %llu, \"peak_rss_bytes\": %lld, "
                "\"kv_bytes\": %llu, \"model_file_bytes\": %llu",
                o.model, rf_context_n_threads(c), rf_isa_name(rf_context_isa(c)),
-               o.head == RF_OUT_TOP ? "top" : "logits", reps, (unsigned long long)tb.total,
-               (long long)ru.ru_maxrss * 1024, (unsigned long long)rf_context_kv_bytes(c),
+               rf_context_widened(c) ? "true" : "false", o.head == RF_OUT_TOP ? "top" : "logits",
+               reps, (unsigned long long)tb.total, (long long)ru.ru_maxrss * 1024,
+               (unsigned long long)rf_context_kv_bytes(c),
                (unsigned long long)rf_gguf_file_size(rf_model_gguf(m)));
         if (o.pp) {
             printf(", \"pp\": {\"n\": %ld, \"median\": %.3f, \"runs\": [", o.pp,
@@ -280,8 +290,9 @@ int cli_speed(int argc, char **argv) {
         }
         printf("}\n");
     } else {
-        printf("model %s, %d threads, %s kernels, medians of %d\n", o.model,
-               rf_context_n_threads(c), rf_isa_name(rf_context_isa(c)), reps);
+        printf("model %s, %d threads, %s kernels%s, medians of %d\n", o.model,
+               rf_context_n_threads(c), rf_isa_name(rf_context_isa(c)),
+               rf_context_widened(c) ? " (widened matmuls)" : "", reps);
         if (o.pp) printf("  pp%-5ld %10.2f tok/s\n", o.pp, rf_median(pp, (size_t)reps));
         if (o.tg) {
             printf("  tg%-5ld %10.2f tok/s\n", o.tg, rf_median(tg, (size_t)reps));

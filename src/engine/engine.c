@@ -105,6 +105,7 @@ rf_status rf_engine_open(const rf_engine_params *params, rf_engine **out, rf_err
     cp.n_outputs = params->max_seqs;
     cp.n_threads = params->n_threads;
     cp.isa = params->isa;
+    cp.widen = params->widen;
     st = rf_context_new(e->model, &cp, &e->ctx, err);
     if (st) goto fail;
     e->p.n_ctx = rf_context_n_ctx(e->ctx);

@@ -34,6 +34,7 @@ const rf_kernels rf_kernels_scalar = {
     .quantize_act = scalar_quantize_act,
     .dot_rows = scalar_dot_rows,
     .dot_tile = scalar_dot_tile,
+    .dequantize_row = rf_ref_dequantize_row,
     .dot_f32_f16 = rf_scalar_dot_f32_f16,
     .axpy_f16 = rf_scalar_axpy_f16,
     .cvt_f16_f32 = rf_scalar_cvt_f16_f32,

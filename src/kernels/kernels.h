@@ -34,6 +34,9 @@ typedef struct rf_kernels {
      * batch never changes a sequence's logits); same numerics contract as dot_rows. */
     void (*dot_tile)(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t w_stride,
                      int64_t n_tok, const void *a, size_t a_stride, float *out, int64_t out_stride);
+    /* Decodes n values of a weight row of type t into floats, bit-identical to
+     * rf_ref_dequantize_row (the widened matmul path's inner loop, matmul.h). */
+    void (*dequantize_row)(rf_type t, const void *src, float *dst, int64_t n);
 
     /* Vector pieces of attention and the FFN (vec_*.c). */
     /* dot of n floats with n halves */
@@ -108,6 +111,8 @@ void rf_avx2_axpy_f16_rows(float *acc, const uint16_t *h, size_t h_stride, const
 void rf_avx2_geglu(const uint16_t *table, const float *g, const float *u, float *out, int64_t n);
 void rf_avx2_swiglu(const float *g, const float *u, float *out, int64_t n);
 uint64_t rf_avx2_read_sum(const void *p, size_t n);
+/* AVX2 weight-row decoders (dequant_avx2.c), shared by the AVX2 and AVX-512 tables. */
+void rf_avx2_dequantize_row(rf_type t, const void *src, float *dst, int64_t n);
 #endif
 
 /* The table for isa, or NULL when this build or this CPU cannot run it. */

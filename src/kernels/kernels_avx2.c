@@ -999,6 +999,7 @@ const rf_kernels rf_kernels_avx2 = {
     .quantize_act = avx2_quantize_act,
     .dot_rows = avx2_dot_rows,
     .dot_tile = avx2_dot_tile,
+    .dequantize_row = rf_avx2_dequantize_row,
     .dot_f32_f16 = rf_avx2_dot_f32_f16,
     .axpy_f16 = rf_avx2_axpy_f16,
     .cvt_f16_f32 = rf_avx2_cvt_f16_f32,

@@ -359,11 +359,48 @@ static uint64_t neon_read_sum(const void *p, size_t n) {
     return vaddvq_u64(vaddq_u64(vaddq_u64(a0, a1), vaddq_u64(a2, a3)));
 }
 
+/* ---- weight-row decoders (the widened matmul path) ---- */
+
+/* y[0..15] = levels * d (16 signed levels, one rounding each: the reference's bits) */
+static inline void store_scaled16(int8x16_t l, float d, float *y) {
+    const int16x8_t a = vmovl_s8(vget_low_s8(l)), b = vmovl_high_s8(l);
+    vst1q_f32(y, vmulq_n_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(a))), d));
+    vst1q_f32(y + 4, vmulq_n_f32(vcvtq_f32_s32(vmovl_high_s16(a)), d));
+    vst1q_f32(y + 8, vmulq_n_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(b))), d));
+    vst1q_f32(y + 12, vmulq_n_f32(vcvtq_f32_s32(vmovl_high_s16(b)), d));
+}
+
+/* Q8_0, Q4_0 and F16 rows in NEON; the other formats through the reference decoder. */
+static void neon_dequantize_row(rf_type t, const void *src, float *dst, int64_t n) {
+    if (t == RF_TYPE_Q8_0) {
+        const rf_block_q8_0 *b = src;
+        for (int64_t i = 0; i < n / 32; i++, dst += 32) {
+            const float d = rf_f16_to_f32(b[i].d);
+            store_scaled16(vld1q_s8(b[i].qs), d, dst);
+            store_scaled16(vld1q_s8(b[i].qs + 16), d, dst + 16);
+        }
+    } else if (t == RF_TYPE_Q4_0) {
+        const rf_block_q4_0 *b = src;
+        for (int64_t i = 0; i < n / 32; i++, dst += 32) {
+            int8x16_t lo, hi;
+            nibbles32(b[i].qs, 8, &lo, &hi);
+            const float d = rf_f16_to_f32(b[i].d);
+            store_scaled16(lo, d, dst);
+            store_scaled16(hi, d, dst + 16);
+        }
+    } else if (t == RF_TYPE_F16 && n <= INT32_MAX) {
+        neon_cvt_f16_f32(src, dst, (int)n);
+    } else {
+        rf_ref_dequantize_row(t, src, dst, n);
+    }
+}
+
 const rf_kernels rf_kernels_neon = {
     .isa = RF_ISA_NEON,
     .quantize_act = rf_ref_quantize_row, /* must write the reference's bytes */
     .dot_rows = neon_dot_rows,
     .dot_tile = neon_dot_tile,
+    .dequantize_row = neon_dequantize_row,
     .dot_f32_f16 = neon_dot_f32_f16,
     .axpy_f16 = neon_axpy_f16,
     .cvt_f16_f32 = neon_cvt_f16_f32,

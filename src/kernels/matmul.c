@@ -46,15 +46,37 @@ typedef struct mm_job {
     float *const *y;
     const int64_t *y_stride;
     uint64_t total_bytes;
+    const rf_widen *widen; /* NULL: the native kernels */
 } mm_job;
 
-/* Rows [r0, r1) of one weight for every activation row: one dot_tile call, which unpacks each
- * weight block once for all the tokens (and runs dot_rows when there is one token). */
-static void mm_rows(const mm_job *j, const rf_weight *w, float *y, int64_t y_stride, long r0,
-                    long r1) {
+/* out[t * out_stride + i] = dot(weight row r0 + i, activation row t0 + t) for i < nr, t < nt:
+ * natively one dot_tile call, which unpacks each weight block once for all the tokens (and runs
+ * dot_rows when there is one token); widened, each row decoded to floats in the thread's scratch
+ * row and dotted with every token's f32 activations. */
+static void tile_dot(const rf_kernels *k, const rf_widen *wd, int ith, const rf_weight *w, long r0,
+                     long nr, const rf_act *act, int64_t t0, int64_t nt, float *out,
+                     int64_t out_stride) {
     const uint8_t *wrow = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
-    j->k->dot_tile(w->type, w->cols, r1 - r0, wrow, w->row_bytes, j->act->n_tok, j->act->data,
-                   j->act->row_bytes, y + r0, y_stride);
+    const uint8_t *a = (const uint8_t *)act->data + (size_t)t0 * act->row_bytes;
+    if (!wd) {
+        k->dot_tile(w->type, w->cols, nr, wrow, w->row_bytes, nt, a, act->row_bytes, out,
+                    out_stride);
+        return;
+    }
+    float *row = wd->rows + (size_t)ith * (size_t)wd->cols;
+    const int n = (int)w->cols;
+    for (long i = 0; i < nr; i++, wrow += w->row_bytes) {
+        k->dequantize_row(w->type, wrow, row, w->cols);
+        for (int64_t t = 0; t < nt; t++)
+            out[t * out_stride + i] =
+                k->dot_f32(row, (const float *)(const void *)(a + (size_t)t * act->row_bytes), n);
+    }
+}
+
+/* Rows [r0, r1) of one weight for every activation row. */
+static void mm_rows(const mm_job *j, int ith, const rf_weight *w, float *y, int64_t y_stride,
+                    long r0, long r1) {
+    tile_dot(j->k, j->widen, ith, w, r0, r1 - r0, j->act, 0, j->act->n_tok, y + r0, y_stride);
 }
 
 /* Thread ith takes the bytes [ith*T/nth, (ith+1)*T/nth) of the weights laid end to end; a row
@@ -71,20 +93,32 @@ static void mm_worker(void *arg, int ith, int nth) {
         if (b1 > off && b0 < end) {
             uint64_t lo = b0 > off ? b0 - off : 0, hi = (b1 < end ? b1 : end) - off;
             long r0 = (long)((lo + rb - 1) / rb), r1 = (long)((hi + rb - 1) / rb);
-            if (r1 > r0) mm_rows(j, w, j->y[i], j->y_stride[i], r0, r1);
+            if (r1 > r0) mm_rows(j, ith, w, j->y[i], j->y_stride[i], r0, r1);
         }
         off = end;
     }
 }
 
-void rf_matmul_n(const rf_kernels *k, rf_pool *pool, const rf_weight *const *w, int nw,
-                 const rf_act *act, float *const *y, const int64_t *y_stride) {
-    mm_job j = {k, w, nw, act, y, y_stride, 0};
+static void matmul_n(const rf_kernels *k, rf_pool *pool, const rf_weight *const *w, int nw,
+                     const rf_act *act, float *const *y, const int64_t *y_stride,
+                     const rf_widen *wd) {
+    mm_job j = {k, w, nw, act, y, y_stride, 0, wd};
     for (int i = 0; i < nw; i++) j.total_bytes += (uint64_t)w[i]->rows * w[i]->row_bytes;
     if (!pool)
         mm_worker(&j, 0, 1);
     else
         rf_pool_run(pool, mm_worker, &j);
+}
+
+void rf_matmul_n(const rf_kernels *k, rf_pool *pool, const rf_weight *const *w, int nw,
+                 const rf_act *act, float *const *y, const int64_t *y_stride) {
+    matmul_n(k, pool, w, nw, act, y, y_stride, NULL);
+}
+
+void rf_matmul_n_widened(const rf_kernels *k, rf_pool *pool, const rf_weight *const *w, int nw,
+                         const rf_act *x, float *const *y, const int64_t *y_stride,
+                         const rf_widen *wd) {
+    matmul_n(k, pool, w, nw, x, y, y_stride, wd);
 }
 
 void rf_matmul(const rf_kernels *k, rf_pool *pool, const rf_weight *w, const rf_act *act, float *y,
@@ -142,6 +176,7 @@ typedef struct topk_job {
     topk_cand *heaps; /* [nth][n_tok][k_top] */
     int32_t *counts;  /* [nth][n_tok] */
     uint32_t *worst;  /* [nth][n_tok] largest |value| bits seen: >= 0x7f800000 is Inf or NaN */
+    const rf_widen *widen;
 } topk_job;
 
 #define NONFINITE_BITS 0x7f800000u /* |x| bits at or above this: an infinity or a NaN */
@@ -168,12 +203,9 @@ static void topk_worker(void *arg, int ith, int nth) {
     float tile[TOPK_TOK * TOPK_ROWS];
     for (long r0 = b; r0 < e; r0 += TOPK_ROWS) {
         long nr = e - r0 < TOPK_ROWS ? e - r0 : TOPK_ROWS;
-        const uint8_t *wrow = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
         for (int64_t t0 = 0; t0 < n_tok; t0 += TOPK_TOK) {
             int64_t nt = n_tok - t0 < TOPK_TOK ? n_tok - t0 : TOPK_TOK;
-            const uint8_t *a = (const uint8_t *)j->act->data + (size_t)t0 * j->act->row_bytes;
-            j->k->dot_tile(w->type, w->cols, nr, wrow, w->row_bytes, nt, a, j->act->row_bytes, tile,
-                           TOPK_ROWS);
+            tile_dot(j->k, j->widen, ith, w, r0, nr, j->act, t0, nt, tile, TOPK_ROWS);
             for (int64_t t = 0; t < nt; t++) {
                 topk_cand *h = heaps + (size_t)(t0 + t) * (size_t)j->k_top;
                 uint32_t wt = worst[t0 + t];
@@ -194,10 +226,11 @@ size_t rf_matmul_topk_scratch_bytes(int n_threads, int64_t n_tok, int32_t k_top)
            ((size_t)k_top * sizeof(topk_cand) + sizeof(int32_t) + sizeof(uint32_t));
 }
 
-void rf_matmul_topk(const rf_kernels *k, rf_pool *pool, const rf_weight *w, const rf_act *act,
-                    int32_t k_top, void *scratch, int32_t *ids, float *vals, uint8_t *finite) {
+static void matmul_topk(const rf_kernels *k, rf_pool *pool, const rf_weight *w, const rf_act *act,
+                        int32_t k_top, void *scratch, int32_t *ids, float *vals, uint8_t *finite,
+                        const rf_widen *wd) {
     int nth = pool ? rf_pool_size(pool) : 1;
-    topk_job j = {k, w, act, k_top, scratch, NULL, NULL};
+    topk_job j = {k, w, act, k_top, scratch, NULL, NULL, wd};
     j.counts = (int32_t *)(j.heaps + (size_t)nth * (size_t)act->n_tok * (size_t)k_top);
     j.worst = (uint32_t *)(j.counts + (size_t)nth * (size_t)act->n_tok);
     if (!pool)
@@ -231,6 +264,17 @@ void rf_matmul_topk(const rf_kernels *k, rf_pool *pool, const rf_weight *w, cons
             vals[t * k_top + i] = i < n ? h[i].v : -INFINITY;
         }
     }
+}
+
+void rf_matmul_topk(const rf_kernels *k, rf_pool *pool, const rf_weight *w, const rf_act *act,
+                    int32_t k_top, void *scratch, int32_t *ids, float *vals, uint8_t *finite) {
+    matmul_topk(k, pool, w, act, k_top, scratch, ids, vals, finite, NULL);
+}
+
+void rf_matmul_topk_widened(const rf_kernels *k, rf_pool *pool, const rf_weight *w,
+                            const rf_act *act, int32_t k_top, void *scratch, int32_t *ids,
+                            float *vals, uint8_t *finite, const rf_widen *wd) {
+    matmul_topk(k, pool, w, act, k_top, scratch, ids, vals, finite, wd);
 }
 
 void rf_topk_select(const float *x, int64_t n, int32_t k_top, topk_cand_buf *buf, int32_t *ids,

@@ -6,7 +6,15 @@
  * row is read once per call whatever n_tok is, so batched decode and prefill share the path: a
  * thread's rows go to one dot_tile call with every token, which unpacks each weight block once
  * for all of them. A token's outputs have the same bits whatever else is in the batch.
- * Nothing allocates; buffers are the caller's.
+ *
+ * The widened path (rf_matmul_n_widened, rf_matmul_topk_widened; `--widen`): the same products
+ * computed the way an engine without native kernels for the file's format does it. Every call
+ * decodes each weight row to floats (the kernels' dequantize_row) into a per-thread scratch row
+ * and dots it with the f32 activations (dot_f32), once per token; nothing is quantized and no
+ * integer kernel runs. It reads the same weight bytes as the native path; what it adds is the
+ * decode of every weight on every call. Results agree with the native path within the
+ * activation quantization's error (the native path dots against Q8 activations).
+ * Nothing allocates; buffers (the widened path's scratch too) are the caller's.
  */
 #ifndef RF_KERNELS_MATMUL_H
 #define RF_KERNELS_MATMUL_H
@@ -50,6 +58,19 @@ void rf_matmul(const rf_kernels *k, rf_pool *pool, const rf_weight *w, const rf_
 void rf_matmul_n(const rf_kernels *k, rf_pool *pool, const rf_weight *const *w, int nw,
                  const rf_act *act, float *const *y, const int64_t *y_stride);
 
+/* The widened path's scratch: `cols` floats per thread of the pool (the widest weight row),
+ * threads x cols floats in all, 64-byte aligned. */
+typedef struct rf_widen {
+    float *rows;
+    int64_t cols;
+} rf_widen;
+
+/* rf_matmul_n on the widened path: x holds n_tok f32 activation rows (an rf_act of type F32 whose
+ * data are the floats, cols of them per row); y as rf_matmul_n. */
+void rf_matmul_n_widened(const rf_kernels *k, rf_pool *pool, const rf_weight *const *w, int nw,
+                         const rf_act *x, float *const *y, const int64_t *y_stride,
+                         const rf_widen *wd);
+
 /* The k largest outputs of each activation row without storing the others: every thread keeps a
  * min-heap of k (value, row) pairs per activation row while it computes its rows, then the
  * heaps are merged. ids and vals get act->n_tok rows of k entries, sorted by descending value
@@ -62,6 +83,10 @@ void rf_matmul_n(const rf_kernels *k, rf_pool *pool, const rf_weight *const *w, 
 size_t rf_matmul_topk_scratch_bytes(int n_threads, int64_t n_tok, int32_t k_top);
 void rf_matmul_topk(const rf_kernels *k, rf_pool *pool, const rf_weight *w, const rf_act *act,
                     int32_t k_top, void *scratch, int32_t *ids, float *vals, uint8_t *finite);
+/* rf_matmul_topk on the widened path: act holds f32 rows as in rf_matmul_n_widened. */
+void rf_matmul_topk_widened(const rf_kernels *k, rf_pool *pool, const rf_weight *w,
+                            const rf_act *act, int32_t k_top, void *scratch, int32_t *ids,
+                            float *vals, uint8_t *finite, const rf_widen *wd);
 
 /* True when none of x[0..n) is a NaN or an infinity. */
 bool rf_all_finite(const float *x, int64_t n);

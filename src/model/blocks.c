@@ -144,12 +144,16 @@ size_t rf_blk_scratch_floats(const rf_hparams *hp, int32_t n_batch, int32_t n_th
     return carve(hp, n_batch, n_threads, NULL, &s); /* attention works in tiles: no n_ctx term */
 }
 
-size_t rf_blk_act_bytes(const rf_hparams *hp, int32_t n_batch) {
+int64_t rf_blk_max_cols(const rf_hparams *hp) {
     int64_t cols = hp->n_embd;
     if (hp->n_ff > cols) cols = hp->n_ff;
     if ((int64_t)hp->n_head * hp->head_dim_v > cols) cols = (int64_t)hp->n_head * hp->head_dim_v;
+    return cols;
+}
+
+size_t rf_blk_act_bytes(const rf_hparams *hp, int32_t n_batch) {
     /* F32 activations (for F32 weights) are the widest at 4 bytes per value. */
-    return (size_t)n_batch * (size_t)cols * 4;
+    return (size_t)n_batch * (size_t)rf_blk_max_cols(hp) * 4;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -233,6 +237,16 @@ static void per_token(rf_fwd *f, void (*fn)(rf_fwd *f, int t, const void *arg), 
 static void project_n(rf_fwd *f, const rf_weight *const *w, int nw, const float *src, int64_t n,
                       float *const *dst, rf_prof_stage stage) {
     rf_context *c = f->c;
+    if (c->widen.rows) { /* widened: the f32 rows as they are, every weight decoded per call */
+        int64_t t = c->profiling ? rf_now_ns() : 0;
+        const int64_t cols = w[0]->cols;
+        rf_act x = {RF_TYPE_F32, cols, n, (size_t)cols * sizeof(float), (void *)(uintptr_t)src};
+        int64_t stride[8];
+        for (int i = 0; i < nw; i++) stride[i] = w[i]->rows;
+        rf_matmul_n_widened(c->k, c->pool, w, nw, &x, dst, stride, &c->widen);
+        rf_prof_mark(c, t, stage);
+        return;
+    }
     for (int i0 = 0; i0 < nw;) {
         int64_t t = c->profiling ? rf_now_ns() : 0;
         rf_type at = rf_vec_dot_type(w[i0]->type);
@@ -531,11 +545,17 @@ static void head(rf_fwd *f) {
     if (all_top) {
         /* fused: no logits are written, each thread keeps its best candidates per row */
         int64_t th = c->profiling ? rf_now_ns() : 0;
-        rf_type at = rf_vec_dot_type(w->output.type);
-        rf_act act = {at, E, n_out, rf_type_row_bytes(at, (uint64_t)E), c->act};
-        rf_act_quantize(c->k, c->pool, at, f->s.xo, E, E, n_out, &act);
-        rf_matmul_topk(c->k, c->pool, &w->output, &act, c->n_top, c->top_scratch, c->top_ids,
-                       c->top_vals, c->out_finite);
+        if (c->widen.rows) {
+            rf_act x = {RF_TYPE_F32, E, n_out, (size_t)E * sizeof(float), f->s.xo};
+            rf_matmul_topk_widened(c->k, c->pool, &w->output, &x, c->n_top, c->top_scratch,
+                                   c->top_ids, c->top_vals, c->out_finite, &c->widen);
+        } else {
+            rf_type at = rf_vec_dot_type(w->output.type);
+            rf_act act = {at, E, n_out, rf_type_row_bytes(at, (uint64_t)E), c->act};
+            rf_act_quantize(c->k, c->pool, at, f->s.xo, E, E, n_out, &act);
+            rf_matmul_topk(c->k, c->pool, &w->output, &act, c->n_top, c->top_scratch, c->top_ids,
+                           c->top_vals, c->out_finite);
+        }
         rf_prof_mark(c, th, RF_PROF_HEAD);
     } else {
         project_n(f, (const rf_weight *const[]){&w->output}, 1, f->s.xo, n_out,

@@ -124,6 +124,8 @@ void rf_blk_free_weights(rf_weights *w);
  * quantized-activation scratch. */
 size_t rf_blk_scratch_floats(const rf_hparams *hp, int32_t n_batch, int32_t n_threads);
 size_t rf_blk_act_bytes(const rf_hparams *hp, int32_t n_batch);
+/* Values in the widest row of any matmul weight (the head's and the embedding's are n_embd). */
+int64_t rf_blk_max_cols(const rf_hparams *hp);
 
 /* ---- the step ---- */
 

@@ -63,8 +63,13 @@ rf_status rf_context_new(const rf_model *m, const rf_context_params *p, rf_conte
     c->out_mode = calloc((size_t)n_outputs, 1);
     c->out_finite = calloc((size_t)n_outputs, 1);
     c->top_scratch = malloc(rf_matmul_topk_scratch_bytes(n_threads, n_outputs, c->n_top));
+    if (p->widen) {
+        c->widen.cols = (rf_blk_max_cols(hp) + 15) & ~(int64_t)15; /* 64-byte aligned rows */
+        c->widen.rows =
+            aligned_alloc(64, (size_t)n_threads * (size_t)c->widen.cols * sizeof(float));
+    }
     if (!c->scratch || !c->act || !c->logits || !c->top_ids || !c->top_vals || !c->out_mode ||
-        !c->out_finite || !c->top_scratch) {
+        !c->out_finite || !c->top_scratch || (p->widen && !c->widen.rows)) {
         st = rf_error_set(err, RF_ERR_NOMEM, "context buffers: out of memory");
         goto fail;
     }
@@ -87,6 +92,7 @@ void rf_context_free(rf_context *c) {
     free(c->out_mode);
     free(c->out_finite);
     free(c->top_scratch);
+    free(c->widen.rows);
     free(c);
 }
 
@@ -228,6 +234,9 @@ int32_t rf_context_n_threads(const rf_context *c) {
 }
 rf_isa rf_context_isa(const rf_context *c) {
     return c->k->isa;
+}
+bool rf_context_widened(const rf_context *c) {
+    return c->widen.rows != NULL;
 }
 const rf_model *rf_context_model(const rf_context *c) {
     return c->model;

@@ -26,6 +26,10 @@ typedef struct rf_context_params {
     int32_t n_threads; /* 0: physical cores */
     int32_t n_top;     /* candidates kept for RF_OUT_TOP rows; 0: 64 */
     int32_t isa;       /* -1: best this CPU runs; else an rf_isa */
+    bool widen;        /* every matmul on the widened path (kernels/matmul.h): each weight row
+                        * decoded to floats on every call and dotted in floats, instead of the
+                        * native integer kernels; for measuring what a format costs an engine
+                        * without native kernels for it. Default off */
 } rf_context_params;
 
 rf_context_params rf_context_default_params(void);
@@ -93,6 +97,7 @@ uint64_t rf_context_kv_bytes(const rf_context *c); /* KV cache memory allocated 
 int32_t rf_context_n_batch(const rf_context *c);
 int32_t rf_context_n_threads(const rf_context *c);
 rf_isa rf_context_isa(const rf_context *c);
+bool rf_context_widened(const rf_context *c); /* the widened matmul path is on */
 const rf_model *rf_context_model(const rf_context *c);
 
 /* Where decode time goes: nanoseconds summed over rf_decode calls per stage, collected only

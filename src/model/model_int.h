@@ -100,6 +100,7 @@ struct rf_context {
     int8_t *out_mode;    /* [n_outputs] RF_OUT_* of each output of the last batch */
     uint8_t *out_finite; /* [n_outputs] 1: every logit of that output was finite */
     void *top_scratch;   /* rf_matmul_topk scratch */
+    rf_widen widen;      /* widened path: per-thread decoded weight rows; rows NULL when off */
     int32_t n_out;       /* outputs of the last batch */
     int profiling;
     rf_profile prof;

@@ -2,7 +2,8 @@
  * malloc/calloc/realloc/aligned_alloc in this executable: a context's decode step (full logits
  * and the fused top-k head, with sampling), and the engine's scheduler in steady-state decode
  * (counted between the 10th and the 60th token of a request, on every thread), with and without
- * penalties and logprobs.
+ * penalties and logprobs; and both again on the widened matmul path (--widen), whose decoded
+ * weight rows live in per-thread scratch allocated with the context.
  * Skipped under AddressSanitizer, which owns the allocator. */
 #if defined(__SANITIZE_ADDRESS__)
 #include <stdio.h>
@@ -50,7 +51,7 @@ void *aligned_alloc(size_t a, size_t n) {
 
 static const char *g_model;
 
-static void test_context(int8_t mode) {
+static void test_context(int8_t mode, bool widen) {
     rf_model *m = NULL;
     rf_error err = {0};
     CHECK(rf_model_load(g_model, &m, &err) == RF_OK);
@@ -59,6 +60,7 @@ static void test_context(int8_t mode) {
     cp.n_batch = 16;
     cp.n_seq = 2;
     cp.n_threads = 2;
+    cp.widen = widen;
     rf_context *c = NULL;
     CHECK(rf_context_new(m, &cp, &c, &err) == RF_OK);
     rf_sampler_params sp = {0.7f, 20, 0.9f, 1, 0.0f, 0.0f};
@@ -85,7 +87,8 @@ static void test_context(int8_t mode) {
     }
     atomic_store(&g_counting, 0);
     during = atomic_load(&g_allocs);
-    CHECK_MSG(during == 0, "%ld allocations in 70 decode steps (mode %d)", during, mode);
+    CHECK_MSG(during == 0, "%ld allocations in 70 decode steps (mode %d%s)", during, mode,
+              widen ? ", widened" : "");
     rf_sampler_free(s);
     rf_context_free(c);
     rf_model_free(m);
@@ -117,12 +120,13 @@ static void on_event(void *user, const rf_event *ev) {
 }
 
 /* extras: penalties and logprobs too (full logits, the penalised copy, the log-softmax) */
-static void test_engine(float temp, int extras) {
+static void test_engine(float temp, int extras, bool widen) {
     rf_engine_params p = rf_engine_default_params();
     p.model_path = g_model;
     p.n_threads = 2;
     p.max_seqs = 4;
     p.n_ctx = 128;
+    p.widen = widen;
     rf_engine *e = NULL;
     rf_error err = {0};
     CHECK(rf_engine_open(&p, &e, &err) == RF_OK);
@@ -143,8 +147,8 @@ static void test_engine(float temp, int extras) {
     pthread_mutex_lock(&w.mu);
     while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
     pthread_mutex_unlock(&w.mu);
-    CHECK_MSG(w.allocs == 0, "%ld allocations in 50 engine decode steps (temp %g%s)", w.allocs,
-              (double)temp, extras ? ", penalties and logprobs" : "");
+    CHECK_MSG(w.allocs == 0, "%ld allocations in 50 engine decode steps (temp %g%s%s)", w.allocs,
+              (double)temp, extras ? ", penalties and logprobs" : "", widen ? ", widened" : "");
     rf_engine_close(e);
 }
 
@@ -165,12 +169,14 @@ int main(void) {
     rf_buf_free(&b);
     atomic_store(&g_counting, 0);
     CHECK(atomic_load(&g_allocs) == 1);
-    test_context(RF_OUT_LOGITS);
-    test_context(RF_OUT_TOP);
-    test_engine(0.0f, 0);
-    test_engine(0.9f, 0);
-    test_engine(0.0f, 1);
-    test_engine(0.9f, 1);
+    for (int wd = 0; wd < 2; wd++) {
+        test_context(RF_OUT_LOGITS, wd);
+        test_context(RF_OUT_TOP, wd);
+        test_engine(0.0f, 0, wd);
+        test_engine(0.9f, 0, wd);
+        test_engine(0.0f, 1, wd);
+        test_engine(0.9f, 1, wd);
+    }
     remove(path);
     return check_summary("test_alloc");
 }

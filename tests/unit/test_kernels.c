@@ -27,6 +27,9 @@
  *     scalar ones: exact, or within one rounding, or (exp_sum, SwiGLU: polynomial exp) within a
  *     few ulp; the attention row kernels (every table, scalar included) give exactly the bits of
  *     that table's dot_f32/axpy_f32 on widened rows, and the scalar results within one rounding.
+ *  5. dequantize_row (the widened matmul path's decoder) for every computable weight type and
+ *     every weight pattern, rows of several lengths at unaligned addresses: bit-identical to
+ *     rf_ref_dequantize_row (NaN where the reference gives NaN), no write past the row.
  */
 #include <math.h>
 #include <stdint.h>
@@ -678,6 +681,54 @@ static void test_att_rows(const table *tb) {
 /* ------------------------------------------------------------------------------------------ */
 /* Selection                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
+/* 5. dequantize_row                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+static void test_dequantize(const table *tb) {
+    static const rf_type types[] = {RF_TYPE_Q8_0, RF_TYPE_Q5_0, RF_TYPE_Q4_0, RF_TYPE_Q5_1,
+                                    RF_TYPE_Q4_1, RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K,
+                                    RF_TYPE_F16,  RF_TYPE_BF16, RF_TYPE_F32};
+    static const int64_t blocks[] = {1, 2, 3, 7};
+    uint64_t seed = 0x5eed0de9ull;
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+        const rf_type t = types[ti];
+        const int64_t block = is_float_type(t) ? 8 : rf_type_get((uint32_t)t)->block;
+        long compared = 0, bad = 0;
+        for (size_t bi = 0; bi < sizeof blocks / sizeof blocks[0]; bi++) {
+            /* float rows also get a tail that is no multiple of 8 */
+            const int64_t n = blocks[bi] * block + (is_float_type(t) ? (int64_t)bi : 0);
+            const size_t rb = row_bytes(t, n);
+            uint8_t *al = xmalloc(rb), *odd = xmalloc(rb + 1);
+            float *ref = xmalloc((size_t)n * sizeof *ref), *got = xmalloc(((size_t)n + 1) * 4);
+            for (int mode = 0; mode < W_COUNT; mode++) {
+                fill_weight_row(t, mode, n, al, &seed);
+                memcpy(odd + 1, al, rb);
+                rf_ref_dequantize_row(t, al, ref, n);
+                const float sentinel = -12345.5f;
+                got[n] = sentinel;
+                tb->k->dequantize_row(t, odd + 1, got, n);
+                for (int64_t i = 0; i < n; i++) {
+                    const int same =
+                        memcmp(&ref[i], &got[i], 4) == 0 || (isnan(ref[i]) && isnan(got[i]));
+                    bad += !same;
+                    if (!same && bad <= 3)
+                        CHECK_MSG(0, "%s dequantize %s %s n=%lld: value %lld is %.9g, ref %.9g",
+                                  tb->name, rf_type_get((uint32_t)t)->name, w_mode_names[mode],
+                                  (long long)n, (long long)i, got[i], ref[i]);
+                }
+                CHECK_MSG(got[n] == sentinel, "%s dequantize %s wrote past the row", tb->name,
+                          rf_type_get((uint32_t)t)->name);
+                compared += n;
+            }
+            free(al), free(odd), free(ref), free(got);
+        }
+        CHECK(bad == 0);
+        printf("  %-10s dequantize %-5s %7ld values, %s\n", tb->name,
+               rf_type_get((uint32_t)t)->name, compared, bad ? "MISMATCH" : "bit-exact");
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 static void test_selection(void) {
     const rf_kernels *best = rf_kernels_best();
@@ -725,6 +776,7 @@ int main(void) {
     tables[nt] = (table){"scalar", &rf_kernels_scalar};
     test_dot_tile(tables, nt + 1);
     for (int i = 0; i <= nt; i++) test_att_rows(&tables[i]);
+    for (int i = 0; i <= nt; i++) test_dequantize(&tables[i]);
     if (nt == 0) {
         printf("skipped: no SIMD kernel table on this build/CPU\n");
         return check_summary("test_kernels") ? 1 : 77;
