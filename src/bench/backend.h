@@ -32,6 +32,7 @@ typedef struct rf_backend_cfg {
     int32_t threads;         /* local: engine threads (0: physical cores) */
     int32_t max_seqs;        /* local: engine batch slots (0: 16) */
     int32_t n_ctx;           /* local: context per request (0: engine default) */
+    bool widen;              /* local: the engine's widened matmul path (--widen) */
     double timeout_s;        /* per request; 0: 600 */
     double stall_s;          /* no byte for this long mid-stream is an error; 0: 60 */
     const char *extra_body;  /* HTTP: a JSON object merged into every request body (as the

@@ -63,6 +63,7 @@ static rf_status local_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend
     p.n_threads = cfg->threads;
     if (cfg->max_seqs) p.max_seqs = cfg->max_seqs;
     p.n_ctx = cfg->n_ctx;
+    p.widen = cfg->widen;
     p.max_queue = 4096;
     st = rf_engine_open(&p, &b->e, err);
     if (st) {

@@ -96,22 +96,6 @@ void rf_bench_set_phase(rf_bench *b, const char *phase) {
     b->phase = phase ? phase : "";
 }
 
-/* mkdir -p of path's parents (not path itself). */
-static rf_status make_parents(const char *path, rf_error *err) {
-    char *tmp = strdup(path);
-    if (!tmp) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-    rf_status st = RF_OK;
-    for (char *p = tmp + 1; *p && !st; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(tmp, 0755) && errno != EEXIST)
-            st = rf_error_set(err, RF_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        *p = '/';
-    }
-    free(tmp);
-    return st;
-}
-
 /* The run directory: a new one under runs/ named by the UTC time to the millisecond (a suffix
  * when that exists: mkdir is the exclusive step), or the given one, which may exist only while
  * it holds no run (records.jsonl is then created with O_EXCL). */
@@ -119,7 +103,7 @@ static rf_status make_run_dir(rf_bench *b, const char *given, rf_error *err) {
     if (given) {
         b->dir = strdup(given);
         if (!b->dir) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-        rf_status st = make_parents(b->dir, err);
+        rf_status st = rf_make_parents(b->dir, err);
         if (st) return st;
         if (mkdir(b->dir, 0755) && errno != EEXIST)
             return rf_error_set(err, RF_ERR_IO, "%s: cannot create: %s", b->dir, strerror(errno));
@@ -144,7 +128,7 @@ static rf_status make_run_dir(rf_bench *b, const char *given, rf_error *err) {
             return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
         }
         if (k == 0) {
-            rf_status st = make_parents(b->dir, err);
+            rf_status st = rf_make_parents(b->dir, err);
             if (st) return st;
         }
         if (mkdir(b->dir, 0755) == 0) return RF_OK;
@@ -362,6 +346,10 @@ rf_status rf_bench_open(rf_run_desc *d, volatile sig_atomic_t *interrupted, rf_b
     for (int i = 0; i < d->n_backends; i++) {
         rf_bench_backend *bb = &d->backends[i];
         rf_error e = {0};
+        if (bb->variant) { /* the precision study opens each variant for its own turns */
+            opened++;
+            continue;
+        }
         rf_bench_log(b, "opening backend %s (%s)", bb->cfg.name, bb->cfg.uri);
         if (rf_backend_open(&bb->cfg, b->loop, &bb->b, &e) != RF_OK) {
             snprintf(bb->open_error, sizeof bb->open_error, "%s", e.msg);

@@ -39,6 +39,20 @@
 #define RF_SUITE_COUNT          5 /* speed, load, accuracy, agent, probe */
 enum { RF_SUITE_SPEED, RF_SUITE_LOAD, RF_SUITE_ACCURACY, RF_SUITE_AGENT, RF_SUITE_PROBE };
 
+/* The precision study's variants of one model file (suite_precision.c). */
+enum {
+    RF_VARIANT_SHIPPED, /* the file as shipped: A of the A/B/A sequence */
+    RF_VARIANT_Q8_0,    /* every tensor Q8_0 */
+    RF_VARIANT_BF16,
+    RF_VARIANT_F16,
+    RF_VARIANT_Q4_0,  /* every tensor Q4_0, the embeddings too */
+    RF_VARIANT_WIDEN, /* the as-shipped file on the engine's widened matmul path */
+    RF_VARIANT_COUNT
+};
+/* "shipped", "q8_0", "bf16", "f16", "q4_0", "widen"; rf_variant_parse: -1 for anything else */
+const char *rf_variant_name(int v);
+int rf_variant_parse(const char *s);
+
 typedef struct rf_bench_backend {
     rf_backend_cfg cfg;     /* name, uri, model, api_key_env, threads, ... */
     double usd_per_hour;    /* instance price (0: unknown) */
@@ -53,6 +67,9 @@ typedef struct rf_bench_backend {
     double bytes_per_token;     /* or the bytes read per decoded token, given (0: unknown) */
     unsigned suites;            /* the run's suites this backend takes part in: a bit per
                                  * RF_SUITE_* (0: all of them) */
+    const char *variant;        /* a precision-study variant ("shipped", "q8_0", ..., "widen";
+                                 * suite_precision.c): in no other suite, opened only for its
+                                 * turns in the study; NULL for an ordinary backend */
     rf_backend *b;              /* NULL when it failed to open (open_error says why) */
     char open_error[RF_ERROR_MSG_MAX];
 } rf_bench_backend;
@@ -93,7 +110,13 @@ typedef struct rf_run_desc {
     /* aba */
     const char *aba_a, *aba_b; /* backend names */
     bool aba_speed, aba_load;  /* suites run in each A/B/A phase */
-    bool suites_set;           /* a suite list was given (file or flag) */
+    /* precision: the model's variants, each a backend (variant set), run A B1 A B2 ... A */
+    bool precision;
+    const char *precision_model; /* default: qwen2.5-coder-0.5b (the embedded instruct model) */
+    const char *precision_dir;   /* where variant files are built; default runs/variants */
+    unsigned precision_variants; /* a bit per RF_VARIANT_* (0: all) */
+    unsigned precision_suites;   /* a bit per RF_SUITE_* of speed, load, accuracy, agent (0: all) */
+    bool suites_set;             /* a suite list was given (file or flag) */
     /* output */
     const char *out_dir; /* runs/<timestamp> by default */
     bool resume;         /* continue the run in out_dir (its records are kept and reused) */
@@ -212,6 +235,10 @@ rf_status rf_suite_load(rf_bench *b, rf_bench_backend *bb, rf_error *err);
 rf_status rf_suite_accuracy(rf_bench *b, rf_bench_backend *bb, rf_error *err);
 rf_status rf_suite_agent(rf_bench *b, rf_bench_backend *bb, rf_error *err);
 rf_status rf_suite_probe(rf_bench *b, rf_bench_backend *bb, rf_error *err);
+/* The precision study (suite_precision.c): builds each variant's file when missing or older
+ * than the source, then runs the configured suites on A (the as-shipped file) and each variant
+ * in the order A B1 A B2 ... A, opening each backend only for its turn. */
+rf_status rf_suite_precision(rf_bench *b, rf_error *err);
 
 /* given, or ROOFLINE_DATA (default: the source tree's data/) + rel, written into buf; NULL (and
  * err, when not NULL) when that does not fit in cap bytes. */

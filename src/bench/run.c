@@ -11,7 +11,7 @@ static rf_status run_suite(rf_bench *b, int k, suite_fn fn, rf_error *err) {
     rf_run_desc *d = rf_bench_run(b);
     for (int i = 0; i < d->n_backends && !rf_bench_stopped(b); i++) {
         rf_bench_backend *bb = &d->backends[i];
-        if (!bb->b || !rf_bench_backend_runs(bb, k)) continue;
+        if (!bb->b || bb->variant || !rf_bench_backend_runs(bb, k)) continue;
         rf_status st = fn(b, bb, err);
         if (st) return st;
     }
@@ -52,5 +52,6 @@ rf_status rf_bench_run_all(rf_bench *b, rf_error *err) {
     if (!st && d->agent) st = run_suite(b, RF_SUITE_AGENT, rf_suite_agent, err);
     if (!st && d->probe) st = run_suite(b, RF_SUITE_PROBE, rf_suite_probe, err);
     if (!st && d->aba) st = run_aba(b, err);
+    if (!st && d->precision) st = rf_suite_precision(b, err);
     return st;
 }

@@ -1,5 +1,6 @@
 /* runfile.c: strict JSON run files and the bench's flags. */
 #include "bench/runfile.h"
+#include "model/registry.h"
 #include "util/file.h"
 #include "util/json_read.h"
 #include "util/utf8.h"
@@ -89,6 +90,11 @@ void rf_runfile_help(FILE *f) {
         "  \"probe\": {\"question\": \"What is the capital of France? Answer with one word.\"},\n"
         "  \"aba\": {\"a\": \"NAME\", \"b\": \"NAME\", \"suites\": [\"speed\"]},\n"
         "  \"slo\": {\"ttft_ms\": 500, \"tpot_ms\": 50, \"e2e_ms\": 0, \"attainment\": 0.9},\n"
+        "  \"precision\": {\"model\": \"qwen2.5-coder-0.5b\", \"dir\": \"runs/variants\",\n"
+        "                \"variants\": [\"q8_0\", \"bf16\", \"f16\", \"q4_0\", \"widen\"],\n"
+        "                \"suites\": [\"speed\", \"load\", \"accuracy\", \"agent\"]},\n"
+        "                (the precision study: a backend per variant, run A B1 A B2 ... A;\n"
+        "                 docs/bench.md)\n"
         "  \"out\": \"runs/my-run\", \"membw\": true\n"
         "}\n"
         "Several --run files merge in order: a key of a later file replaces the earlier value\n"
@@ -124,11 +130,80 @@ static rf_status set_suite(ctx *c, rf_run_desc *d, const char *path, const char 
         d->agent = true;
     else if (!strcmp(s, "probe"))
         d->probe = true;
+    else if (!strcmp(s, "precision"))
+        d->precision = true;
     else {
         char m[160];
         snprintf(m, sizeof m, "unknown suite '%.40s' (speed, load, accuracy, agent, probe)", s);
         return bad(c, path, m);
     }
+    return RF_OK;
+}
+
+static const char *const variant_names[RF_VARIANT_COUNT] = {"shipped", "q8_0", "bf16",
+                                                            "f16",     "q4_0", "widen"};
+
+const char *rf_variant_name(int v) {
+    return v >= 0 && v < RF_VARIANT_COUNT ? variant_names[v] : "?";
+}
+
+int rf_variant_parse(const char *s) {
+    for (int v = 0; s && v < RF_VARIANT_COUNT; v++)
+        if (!strcmp(s, variant_names[v])) return v;
+    return -1;
+}
+
+/* The variants and suites a precision study may name (-1: not one of them). */
+static int study_variant(const char *s) {
+    int v = rf_variant_parse(s);
+    return v > RF_VARIANT_SHIPPED ? v : -1;
+}
+static int study_suite(const char *s) {
+    int k = suite_of(s);
+    return k == RF_SUITE_PROBE ? -1 : k;
+}
+
+/* precision.KEY, when present: a non-empty array of names, as a bit per name into *bits. */
+static rf_status name_bits(ctx *c, const json_t *o, const char *key, int (*parse)(const char *),
+                           const char *expected, unsigned *bits) {
+    char path[64];
+    snprintf(path, sizeof path, "precision.%s", key);
+    const json_t *a = json_object_get(o, key);
+    if (!a) return RF_OK;
+    char m[200];
+    snprintf(m, sizeof m, "expected %s", expected);
+    if (!json_is_array(a) || !json_array_size(a)) return bad(c, path, m);
+    *bits = 0;
+    size_t i;
+    const json_t *v;
+    json_array_foreach(a, i, v) {
+        int x = parse(json_string_value(v));
+        if (x < 0) return bad(c, path, m);
+        *bits |= 1u << x;
+    }
+    return RF_OK;
+}
+
+/* "precision": {"model", "dir", "variants": [...], "suites": [...]} */
+static rf_status parse_precision(ctx *c, json_t *o, rf_run_desc *d) {
+    static const char *const k[] = {"model", "dir", "variants", "suites", NULL};
+    rf_status st = rf_jr_keys(c, o, "precision", k);
+    if (!st)
+        st = rf_jr_str(c, o, "precision", "model", RF_JR_NULLABLE | RF_JR_NONEMPTY,
+                       &d->precision_model);
+    if (!st)
+        st =
+            rf_jr_str(c, o, "precision", "dir", RF_JR_NULLABLE | RF_JR_NONEMPTY, &d->precision_dir);
+    if (st) return st;
+    st = name_bits(c, o, "variants", study_variant,
+                   "a non-empty array of q8_0, bf16, f16, q4_0, widen (the as-shipped file is "
+                   "always the A of the study)",
+                   &d->precision_variants);
+    if (!st)
+        st = name_bits(c, o, "suites", study_suite,
+                       "a non-empty array of speed, load, accuracy, agent", &d->precision_suites);
+    if (st) return st;
+    d->precision = true;
     return RF_OK;
 }
 
@@ -139,7 +214,7 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
         "name",     "uri",        "model",           "api_key_env", "threads",
         "max_seqs", "n_ctx",      "timeout_s",       "stall_s",     "price",
         "hardware", "extra_body", "max_reply_bytes", "model_file",  "bytes_per_token",
-        "suites",   NULL};
+        "suites",   "widen",      "variant",         NULL};
     rf_status st = rf_jr_keys(c, o, path, keys);
     if (!st) st = rf_jr_str(c, o, path, "name", RF_JR_NULLABLE | RF_JR_NONEMPTY, &bb->cfg.name);
     if (!st) st = rf_jr_str(c, o, path, "uri", RF_JR_NULLABLE | RF_JR_NONEMPTY, &bb->cfg.uri);
@@ -176,7 +251,14 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
         }
     }
     if (!st) st = rf_jr_num(c, o, path, "bytes_per_token", 0, 0, 1e15, &bb->bytes_per_token);
+    if (!st) st = rf_jr_bool(c, o, path, "widen", 0, &bb->cfg.widen);
+    if (!st) st = rf_jr_str(c, o, path, "variant", RF_JR_NULLABLE, &bb->variant);
     if (st) return st;
+    if (bb->variant && rf_variant_parse(bb->variant) < 0) {
+        char p[96];
+        snprintf(p, sizeof p, "%s.variant", path);
+        return bad(c, p, "unknown variant (shipped, q8_0, bf16, f16, q4_0, widen)");
+    }
     bb->cfg.max_reply_bytes = (int64_t)cap;
     json_t *xb = json_object_get(o, "extra_body");
     if (xb && !json_is_null(xb)) {
@@ -250,8 +332,9 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
         return rf_error_set(err, RF_ERR_NOMEM, "%s: out of memory", name);
     }
     rf_run_desc *d = &rf->desc;
-    static const char *const keys[] = {"backends", "suites", "speed", "load",  "accuracy", "agent",
-                                       "probe",    "aba",    "out",   "membw", "slo",      NULL};
+    static const char *const keys[] = {"backends", "suites",    "speed", "load", "accuracy",
+                                       "agent",    "probe",     "aba",   "out",  "membw",
+                                       "slo",      "precision", NULL};
     rf_status st = rf_jr_keys(&c, root, "run", keys);
     if (st) return st;
     json_t *bs = json_object_get(root, "backends");
@@ -389,6 +472,7 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
         if (!st) st = rf_jr_num(&c, o, "slo", "attainment", 0, 0, 1, &d->slo_attainment);
         if (st) return st;
     }
+    if (!st && (o = json_object_get(root, "precision"))) st = parse_precision(&c, o, d);
     json_t *mb = json_object_get(root, "membw");
     if (!st && mb) {
         if (!json_is_boolean(mb)) return bad(&c, "membw", "expected true or false");
@@ -467,6 +551,52 @@ static char *own_copy(rf_runfile *rf, const char *v) {
 }
 
 static rf_status parse_args(int argc, char **argv, rf_runfile *rf, int *want_help, rf_error *err);
+
+/* The precision study's backends, appended to the run: the as-shipped file (A) and one per
+ * variant, unless the description has them already (a saved run.json). Built variants live in
+ * DIR/<model file's base name>-<variant>.gguf; the widened one runs the as-shipped file. */
+static rf_status expand_precision(rf_runfile *rf, rf_error *err) {
+    rf_run_desc *d = &rf->desc;
+    if (!d->precision) return RF_OK;
+    for (int i = 0; i < d->n_backends; i++)
+        if (d->backends[i].variant) return RF_OK;
+    char src[RF_BENCH_PATH_MAX];
+    rf_status st = rf_model_resolve(d->precision_model ? d->precision_model : "qwen2.5-coder-0.5b",
+                                    src, sizeof src, err);
+    if (st) {
+        rf_error_prefix(err, "precision.model");
+        return st;
+    }
+    const char *dir = d->precision_dir ? d->precision_dir : "runs/variants";
+    const char *slash = strrchr(src, '/');
+    const char *base = slash ? slash + 1 : src;
+    size_t blen = strlen(base);
+    if (blen > 5 && !strcmp(base + blen - 5, ".gguf")) blen -= 5;
+    unsigned want = d->precision_variants ? d->precision_variants : ~0u;
+    for (int v = 0; v < RF_VARIANT_COUNT; v++) {
+        if (v != RF_VARIANT_SHIPPED && !(want >> v & 1u)) continue;
+        if (d->n_backends >= RF_BENCH_MAX_BACKENDS)
+            return rf_error_set(err, RF_ERR_ARG, "precision: more than %d backends in the run",
+                                RF_BENCH_MAX_BACKENDS);
+        char name[64], uri[RF_BENCH_PATH_MAX + 16];
+        snprintf(name, sizeof name, "prec/%s", rf_variant_name(v));
+        int n = v == RF_VARIANT_SHIPPED || v == RF_VARIANT_WIDEN
+                    ? snprintf(uri, sizeof uri, "local:%s", src)
+                    : snprintf(uri, sizeof uri, "local:%s/%.*s-%s.gguf", dir, (int)blen, base,
+                               rf_variant_name(v));
+        if (n < 0 || (size_t)n >= sizeof uri)
+            return rf_error_set(err, RF_ERR_ARG, "precision: the variant path is too long");
+        rf_bench_backend *bb = &d->backends[d->n_backends];
+        memset(bb, 0, sizeof *bb);
+        bb->cfg.name = own_copy(rf, name);
+        bb->cfg.uri = own_copy(rf, uri);
+        if (!bb->cfg.name || !bb->cfg.uri) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+        bb->variant = rf_variant_name(v);
+        bb->cfg.widen = v == RF_VARIANT_WIDEN;
+        d->n_backends++;
+    }
+    return RF_OK;
+}
 
 rf_status rf_runfile_parse_args(int argc, char **argv, rf_runfile *rf, int *want_help,
                                 rf_error *err) {
@@ -668,11 +798,13 @@ static rf_status parse_args(int argc, char **argv, rf_runfile *rf, int *want_hel
             return rf_error_set(err, RF_ERR_ARG, "unknown option '%s' (roofline bench --help)", a);
         if (st) return st;
     }
-    if (!d->n_backends) { /* the default: the embedded model in-process */
+    if (!d->n_backends && !d->precision) { /* the default: the embedded model in-process */
         d->backends[0].cfg.name = "local";
         d->backends[0].cfg.uri = "local";
         d->n_backends = 1;
     }
+    rf_status pst = expand_precision(rf, err);
+    if (pst) return pst;
     for (int i = 0; i < d->n_backends; i++) {
         rf_bench_backend *bb = &d->backends[i];
         if (model && !bb->cfg.model) bb->cfg.model = model;
@@ -715,7 +847,12 @@ rf_status rf_run_desc_check(const rf_run_desc *d, rf_error *err) {
         rf_status st = rf_backend_validate(&bb->cfg, err);
         if (st) return st;
     }
-    if (!(d->speed || d->load || d->accuracy || d->agent || d->probe || d->aba))
+    for (int i = 0; i < d->n_backends; i++)
+        if (d->backends[i].cfg.widen && strncmp(d->backends[i].cfg.uri, "local", 5))
+            return rf_error_set(err, RF_ERR_ARG,
+                                "backend '%s': \"widen\" is an engine option: local backends only",
+                                d->backends[i].cfg.name);
+    if (!(d->speed || d->load || d->accuracy || d->agent || d->probe || d->aba || d->precision))
         return rf_error_set(err, RF_ERR_ARG, "no suite to run");
     if (d->aba) {
         const char *names[2] = {d->aba_a, d->aba_b};
@@ -797,6 +934,8 @@ json_t *rf_run_desc_to_json(const rf_run_desc *d) {
         }
         if (bb->bytes_per_token > 0)
             json_object_set_new(b, "bytes_per_token", json_real(bb->bytes_per_token));
+        if (c->widen) json_object_set_new(b, "widen", json_true());
+        set_str_opt(b, "variant", bb->variant);
         json_array_append_new(bs, b);
     }
     json_object_set_new(o, "backends", bs);
@@ -804,11 +943,8 @@ json_t *rf_run_desc_to_json(const rf_run_desc *d) {
     const struct {
         bool on;
         const char *name;
-    } suites[] = {{d->speed, "speed"},
-                  {d->load, "load"},
-                  {d->accuracy, "accuracy"},
-                  {d->agent, "agent"},
-                  {d->probe, "probe"}};
+    } suites[] = {{d->speed, "speed"}, {d->load, "load"},   {d->accuracy, "accuracy"},
+                  {d->agent, "agent"}, {d->probe, "probe"}, {d->precision, "precision"}};
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
         if (suites[i].on) json_array_append_new(su, json_string(suites[i].name));
     if (json_array_size(su))
@@ -854,6 +990,22 @@ json_t *rf_run_desc_to_json(const rf_run_desc *d) {
         if (d->aba_load) json_array_append_new(as, json_string("load"));
         json_object_set_new(ab, "suites", as);
         json_object_set_new(o, "aba", ab);
+    }
+    if (d->precision) {
+        static const char *const sn[RF_SUITE_COUNT] = {"speed", "load", "accuracy", "agent",
+                                                       "probe"};
+        json_t *pr = json_object(), *vs = json_array(), *ps = json_array();
+        set_str_opt(pr, "model", d->precision_model);
+        set_str_opt(pr, "dir", d->precision_dir);
+        for (int v = RF_VARIANT_SHIPPED + 1; v < RF_VARIANT_COUNT; v++)
+            if (!d->precision_variants || d->precision_variants >> v & 1u)
+                json_array_append_new(vs, json_string(rf_variant_name(v)));
+        for (int k = 0; k < RF_SUITE_PROBE; k++)
+            if (!d->precision_suites || d->precision_suites >> k & 1u)
+                json_array_append_new(ps, json_string(sn[k]));
+        json_object_set_new(pr, "variants", vs);
+        json_object_set_new(pr, "suites", ps);
+        json_object_set_new(o, "precision", pr);
     }
     set_str_opt(o, "out", d->out_dir);
     json_object_set_new(o, "membw", json_boolean(d->membw));

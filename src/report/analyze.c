@@ -11,7 +11,9 @@
 #include "bench/graders.h"
 #include "bench/questions.h"
 #include "bench/records.h"
+#include "report/drift.h"
 #include "report/econ.h"
+#include "report/precision.h"
 #include "util/stats.h"
 
 void rf_report_opts_default(rf_report_opts *o) {
@@ -124,7 +126,7 @@ static const char *str_of(const json_t *o, const char *k) {
 
 /* ---------------------------------------------------------------- speed */
 
-static json_t *speed_section(const rf_run *r, const char *phase, const rf_bench_backend *bb) {
+json_t *rf_report_speed_section(const rf_run *r, const char *phase, const rf_bench_backend *bb) {
     const rf_run_desc *d = &r->rf.desc;
     json_t *recs = rf_run_records(r, phase, "speed", bb->cfg.name, -1);
     size_t n = json_array_size(recs);
@@ -392,8 +394,8 @@ done:
     return out;
 }
 
-static json_t *load_section(const rf_run *r, const char *phase, const rf_bench_backend *bb,
-                            const rf_slo *slo) {
+json_t *rf_report_load_section(const rf_run *r, const char *phase, const rf_bench_backend *bb,
+                               const rf_slo *slo) {
     const rf_run_desc *d = &r->rf.desc;
     json_t *out = json_object(), *levels = json_array();
     json_object_set_new(out, "levels", levels);
@@ -677,12 +679,12 @@ static json_t *aba_section(const rf_run *r, const rf_slo *slo, const char *const
         json_object_set_new(ph, "backend", json_string(names[order[p] - d->backends]));
         dec[p] = tput[p] = NAN;
         if (d->aba_speed || !d->aba_load) {
-            json_t *sp = speed_section(r, phase_names[p], order[p]);
+            json_t *sp = rf_report_speed_section(r, phase_names[p], order[p]);
             dec[p] = get_real(sp, "decode_tok_s", "median");
             json_object_set_new(ph, "speed", sp);
         }
         if (d->aba_load) {
-            json_t *ld = load_section(r, phase_names[p], order[p], slo);
+            json_t *ld = rf_report_load_section(r, phase_names[p], order[p], slo);
             json_t *lv = json_object_get(ld, "levels");
             tput[p] = get_real(json_array_get(lv, json_array_size(lv) - 1), "output_tok_s", NULL);
             json_object_set_new(ph, "load", ld);
@@ -691,21 +693,8 @@ static json_t *aba_section(const rf_run *r, const rf_slo *slo, const char *const
     const char *keys[2] = {"decode_tok_s", "output_tok_s_top_level"};
     double *vals[2] = {dec, tput};
     for (int k = 0; k < 2; k++) {
-        double *v = vals[k];
-        if (isnan(v[0]) || isnan(v[1]) || isnan(v[2])) continue;
-        double drift = fabs(v[2] - v[0]), base = 0.5 * (v[0] + v[2]), diff = v[1] - base;
-        json_t *o = json_object();
-        json_object_set_new(o, "a1", json_real(v[0]));
-        json_object_set_new(o, "b", json_real(v[1]));
-        json_object_set_new(o, "a2", json_real(v[2]));
-        json_object_set_new(o, "a_drift", json_real(drift));
-        json_object_set_new(o, "a_drift_pct",
-                            base > 0 ? json_real(100 * drift / base) : json_null());
-        json_object_set_new(o, "b_minus_a", json_real(diff));
-        json_object_set_new(o, "b_minus_a_pct",
-                            base > 0 ? json_real(100 * diff / base) : json_null());
-        json_object_set_new(o, "difference_exceeds_drift", json_boolean(fabs(diff) > drift));
-        json_object_set_new(out, keys[k], o);
+        rf_drift j = rf_drift_judge(vals[k][0], vals[k][1], vals[k][2]);
+        if (j.verdict != RF_DRIFT_UNKNOWN) json_object_set_new(out, keys[k], rf_drift_json(&j));
     }
     return out;
 }
@@ -832,13 +821,16 @@ json_t *rf_analyze(const rf_runset *rs, const rf_report_opts *opts, rf_error *er
                                     json_string("no request was recorded (the backend "
                                                 "could not be opened?)"));
             json_object_set_new(backends, label, bo);
-            if (d->speed && ran(r, "speed", bb->cfg.name))
-                json_object_set_new(section(sum, "speed"), label, speed_section(r, "", bb));
-            if (d->load && ran(r, "load", bb->cfg.name))
-                json_object_set_new(section(sum, "load"), label, load_section(r, "", bb, &o->slo));
-            if (d->accuracy && ran(r, "accuracy", bb->cfg.name))
+            const bool pv = bb->variant != NULL; /* precision variants: the suites it ran */
+            if ((d->speed || pv) && ran(r, "speed", bb->cfg.name))
+                json_object_set_new(section(sum, "speed"), label,
+                                    rf_report_speed_section(r, "", bb));
+            if ((d->load || pv) && ran(r, "load", bb->cfg.name))
+                json_object_set_new(section(sum, "load"), label,
+                                    rf_report_load_section(r, "", bb, &o->slo));
+            if ((d->accuracy || pv) && ran(r, "accuracy", bb->cfg.name))
                 json_object_set_new(section(sum, "accuracy"), label, accuracy_section(r, bb));
-            if (d->agent && ran(r, "agent", bb->cfg.name))
+            if ((d->agent || pv) && ran(r, "agent", bb->cfg.name))
                 json_object_set_new(section(sum, "agent"), label,
                                     agent_section(r, bb, label, name_w));
             if (d->probe && ran(r, "probe", bb->cfg.name))
@@ -862,6 +854,7 @@ json_t *rf_analyze(const rf_runset *rs, const rf_report_opts *opts, rf_error *er
     json_object_set_new(sum, "run", json_deep_copy(json_array_get(runs, 0)));
     json_object_set_new(sum, "notes", notes);
     rf_status st = rf_econ_add(rs, o, sum, err);
+    if (!st) st = rf_precision_add(rs, o, sum, err);
     if (st) {
         json_decref(sum);
         return NULL;

@@ -43,6 +43,12 @@ rf_status rf_slo_parse(const char *s, rf_slo *out, rf_error *err);
 
 json_t *rf_analyze(const rf_runset *rs, const rf_report_opts *o, rf_error *err);
 
+/* The speed suite's figures of backend bb in one A/B/A phase ("" outside one), and the load
+ * suite's per level (for the A/B/A and precision sections). */
+json_t *rf_report_speed_section(const rf_run *r, const char *phase, const rf_bench_backend *bb);
+json_t *rf_report_load_section(const rf_run *r, const char *phase, const rf_bench_backend *bb,
+                               const rf_slo *slo);
+
 /* A {n, min, p50, p90, p95, p99, max, mean, std} object over v[0..n) (sorted in place); every
  * field but n is null when n == 0. */
 json_t *rf_stats_json_of(double *v, size_t n);

@@ -322,6 +322,41 @@ static rf_status charts(rf_buf *o, const json_t *sum) {
                                "%.1f",  0};
         st = rf_svg_bars(o, &bc);
     }
+    /* precision: decode against bytes per token, with the roofline ceiling */
+    const json_t *prec = json_object_get(sum, "precision");
+    if (!st && json_array_size(json_object_get(prec, "rows"))) {
+        ss->n = 0;
+        double bw = at(prec, "bandwidth_gbs", NULL), lo = INFINITY, hi = 0;
+        size_t i;
+        const json_t *row;
+        json_array_foreach(json_object_get(prec, "rows"), i, row) {
+            double mb = at(row, "bytes_per_token", NULL) / 1e6;
+            bool wide = json_is_true(json_object_get(row, "widened"));
+            char nm[96];
+            snprintf(nm, sizeof nm, "%s%s", json_string_value(json_object_get(row, "variant")),
+                     wide ? " (widened: same bytes, off the line)" : "");
+            add_point(add_series(ss, nm, NULL, false), mb, at(row, "decode_tok_s", NULL));
+            if (isfinite(mb)) lo = mb < lo ? mb : lo, hi = mb > hi ? mb : hi;
+        }
+        if (isfinite(bw) && hi > 0) {
+            rf_svg_series *c = add_series(ss, "ceiling: bandwidth / bytes per token", NULL, true);
+            for (int k = 0; k <= 24; k++) {
+                double mb = 0.8 * lo + (1.2 * hi - 0.8 * lo) * k / 24;
+                add_point(c, mb, bw * 1e3 / mb);
+            }
+        }
+        rf_svg_line_chart pc = {"c-precision",
+                                "Precision: decode tok/s against bytes read per token",
+                                "MB read per decoded token",
+                                "decode tok/s",
+                                ss->s,
+                                ss->n,
+                                NULL,
+                                0,
+                                false,
+                                true};
+        st = rf_svg_line(o, &pc);
+    }
     free(ss);
     return st ? st : rf_buf_append_str(o, "</div>\n");
 }

@@ -31,7 +31,7 @@ typedef struct rf_run {
     char *label;     /* the directory's last component */
     rf_runfile rf;   /* run.json parsed (rf.desc) */
     json_t *recs;    /* the records that count, one per key, in first-seen order */
-    json_t *by_key;    /* key -> the record (the same references) */
+    json_t *by_key;  /* key -> the record (the same references) */
     json_t *log;     /* run log entries, in order */
     json_t *machine; /* the last "machine" entry, or NULL (borrowed from log) */
     char **names;    /* per backend of rf.desc: the name shown (NAME or NAME@RUN) */

@@ -481,6 +481,91 @@ static void aba_table(rf_tables *ts, const json_t *sec) {
     }
 }
 
+/* The precision study (report/precision.h): one row per variant, the as-shipped file first. */
+static void precision_table(rf_tables *ts, const json_t *sec) {
+    static const char *cols[] = {"variant",         "file MB",           "bytes/token MB",
+                                 "decode tok/s",    "ceiling tok/s",     "efficiency %",
+                                 "eff. vs shipped", "decode vs shipped", "tok/s at top level",
+                                 "accuracy",        "same answers",      "agent",
+                                 "KV tokens"};
+    rf_table *t = table_new(
+        ts, "precision", "Precision: one model, its variants",
+        "Run A B1 A B2 ... A: each variant between two turns of the as-shipped file (A). A "
+        "variant is faster or slower only when its difference from A exceeds A's drift across "
+        "those two turns; otherwise \"within drift\". Ceiling = measured bandwidth / bytes "
+        "read per token; efficiency = decode / ceiling (A: the mean over its turns). The widened "
+        "variant reads the as-shipped file's bytes but decodes every weight to floats per call. "
+        "MB = 1e6 bytes.",
+        13, cols);
+    if (json_object_get(sec, "error")) {
+        foot(t, "%s", str(sec, "error"));
+        return;
+    }
+    size_t i;
+    const json_t *o;
+    json_array_foreach(json_object_get(sec, "rows"), i, o) {
+        rf_cell *r = row_new(t);
+        if (!r) return;
+        text(&r[0], "%s%s", str(o, "variant"),
+             json_is_true(json_object_get(o, "widened")) ? " (widened matmuls)" : "");
+        number(&r[1], "%.1f", at(o, "file_bytes", NULL) / 1e6);
+        number(&r[2], "%.1f", at(o, "bytes_per_token", NULL) / 1e6);
+        number(&r[3], "%.2f", at(o, "decode_tok_s", NULL));
+        number(&r[4], "%.1f", at(o, "ceiling_tok_s", NULL));
+        number(&r[5], "%.1f", 100 * at(o, "efficiency", NULL));
+        number(&r[6], "%.2f", at(o, "efficiency_vs_shipped", NULL));
+        const json_t *dv = json_object_get(o, "decode_vs_shipped");
+        if (dv)
+            text(&r[7], "%+.1f%% (drift %.1f%%): %s", at(dv, "b_minus_a_pct", NULL),
+                 at(dv, "a_drift_pct", NULL), str(dv, "verdict"));
+        else
+            text(&r[7], "A");
+        const json_t *lv = json_object_get(o, "output_tok_s_top_vs_shipped");
+        if (lv && isfinite(at(o, "output_tok_s_top", NULL)))
+            text(&r[8], "%.1f at %d (%s)", at(o, "output_tok_s_top", NULL),
+                 (int)at(o, "top_level", NULL), str(lv, "verdict"));
+        else if (isfinite(at(o, "output_tok_s_top", NULL)))
+            text(&r[8], "%.1f at %d", at(o, "output_tok_s_top", NULL),
+                 (int)at(o, "top_level", NULL));
+        char cats[256] = "";
+        size_t w = 0;
+        const char *cat;
+        const json_t *c;
+        json_object_foreach(json_object_get(o, "accuracy_by_category"), cat, c) if (w < sizeof cats)
+            w += (size_t)snprintf(cats + w, sizeof cats - w, "%s%s %d/%d", w ? "; " : "", cat,
+                                  (int)at(c, "correct", NULL), (int)at(c, "total", NULL));
+        if (isfinite(at(o, "accuracy_total", NULL)))
+            text(&r[9], "%d/%d (%s)", (int)at(o, "accuracy_correct", NULL),
+                 (int)at(o, "accuracy_total", NULL), cats);
+        if (isfinite(at(o, "identical_of", NULL)))
+            text(&r[10], "%d/%d", (int)at(o, "identical_to_shipped", NULL),
+                 (int)at(o, "identical_of", NULL));
+        else if (!dv)
+            text(&r[10], "-");
+        if (isfinite(at(o, "agent_runs", NULL)))
+            text(&r[11], "%d/%d", (int)at(o, "agent_ok", NULL), (int)at(o, "agent_runs", NULL));
+        number(&r[12], "%.0f", at(o, "kv_tokens", NULL));
+    }
+    const json_t *tr = json_object_get(sec, "tracking");
+    if (isfinite(at(tr, "worst_efficiency_deviation", NULL)))
+        foot(
+            t,
+            "native variants: efficiency within %.0f%% of the as-shipped file's: %s (worst %.1f%%)",
+            100 * at(tr, "tolerance", NULL),
+            json_is_true(json_object_get(tr, "native_track_bytes_per_token")) ? "yes" : "no",
+            100 * at(tr, "worst_efficiency_deviation", NULL));
+    if (isfinite(at(tr, "widened_over_shipped_decode", NULL)))
+        foot(t,
+             "widened matmuls: %.2fx the as-shipped decode tok/s on the same file (same bytes "
+             "read; the decode of every weight per call is the difference)",
+             at(tr, "widened_over_shipped_decode", NULL));
+    size_t k;
+    const json_t *turn;
+    json_array_foreach(json_object_get(sec, "shipped_turns"), k, turn)
+        foot(t, "A turn %zu: decode %.2f tok/s, top level %.1f tok/s", k + 1,
+             at(turn, "decode_tok_s", NULL), at(turn, "output_tok_s_top", NULL));
+}
+
 rf_status rf_tables_build(const json_t *sum, rf_tables *out, rf_error *err) {
     memset(out, 0, sizeof *out);
     const json_t *run = json_object_get(sum, "run");
@@ -504,6 +589,7 @@ rf_status rf_tables_build(const json_t *sum, rf_tables *out, rf_error *err) {
     if ((s = json_object_get(sum, "agent"))) agent_tables(out, s);
     if ((s = json_object_get(sum, "probe"))) probe_table(out, s);
     if ((s = json_object_get(sum, "aba"))) aba_table(out, s);
+    if ((s = json_object_get(sum, "precision"))) precision_table(out, s);
     /* drop tables without rows (a section with nothing measured), but keep their footnotes */
     int w = 0;
     for (int i = 0; i < out->n; i++) {

@@ -13,6 +13,21 @@
 #include "util/buf.h"
 #include "util/utf8.h"
 
+rf_status rf_make_parents(const char *path, rf_error *err) {
+    char *tmp = strdup(path);
+    if (!tmp) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    rf_status st = RF_OK;
+    for (char *p = tmp + 1; *p && !st; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) && errno != EEXIST)
+            st = rf_error_set(err, RF_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+        *p = '/';
+    }
+    free(tmp);
+    return st;
+}
+
 rf_status rf_read_file(const char *path, size_t max, char **data, size_t *len, rf_error *err) {
     *data = NULL;
     *len = 0;

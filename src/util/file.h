@@ -16,6 +16,9 @@ rf_status rf_read_file(const char *path, size_t max, char **data, size_t *len, r
  * reader (or a kill) never leaves half a file in place. Errors name the path and the cause. */
 rf_status rf_write_file_atomic(const char *path, const void *data, size_t len, rf_error *err);
 
+/* Creates the missing directories above path (mkdir -p of its parents, not path itself). */
+rf_status rf_make_parents(const char *path, rf_error *err);
+
 /* A short printable copy of s[0..n) into out (cap >= 8), always valid UTF-8: control bytes and
  * bytes of no valid UTF-8 sequence become '?', and text longer than fits ends in "..." without
  * cutting a character. Returns out. */

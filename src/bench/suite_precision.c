@@ -1,0 +1,127 @@
+/* suite_precision.c: the precision study (seed 000's "precision determines what you give up",
+ * seed 003's A/B/A).
+ *
+ * The run description holds one backend per variant of one model (runfile.c expands the
+ * "precision" section into them, each with `variant` set): the as-shipped file (A), the file
+ * requantized to Q8_0, BF16, F16 and Q4_0 (embeddings included), and the as-shipped file on the
+ * engine's widened matmul path. This suite:
+ *  1. builds each variant's file with rf_quantize_file (src/format/quantize.h) when it is missing
+ *     or older than the source; files live in the precision "dir" (runs/variants by default) as
+ *     <source base name>-<variant>.gguf and are reused by later runs;
+ *  2. runs A, B1, A, B2, ..., Bn, A: every turn opens the turn's backend (so one engine is in
+ *     memory at a time), runs the configured suites through the ordinary suite code and closes
+ *     it. The first turn of each backend runs speed, load, accuracy and agent with no A/B/A
+ *     phase (its records are the run's ordinary records: every section of the report covers
+ *     it); A's later turns run speed and load again under phase "precision aK" (K = 2, 3, ...),
+ *     so each Bi lies between A turns i and i + 1, whose difference is the drift Bi is judged
+ *     against (src/report/precision.c).
+ * Everything measured is in the records; the figures are the report's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench/bench.h"
+#include "util/file.h"
+
+#if defined(__has_include)
+#if __has_include("format/quantize.h")
+#include "format/quantize.h"
+#define RF_HAVE_QUANTIZE 1
+#endif
+#endif
+
+/* The model file a local backend's URI names ("local:PATH"). */
+static const char *path_of(const rf_bench_backend *bb) {
+    return bb->cfg.uri + 6;
+}
+
+/* Builds bb's variant file from src unless it exists and is at least as new as src. */
+static rf_status ensure_variant(rf_bench *b, const rf_bench_backend *bb, const char *src,
+                                rf_error *err) {
+    int v = rf_variant_parse(bb->variant);
+    if (v == RF_VARIANT_SHIPPED || v == RF_VARIANT_WIDEN) return RF_OK;
+    const char *out = path_of(bb);
+    struct stat ss, os;
+    if (stat(src, &ss)) return rf_error_set(err, RF_ERR_IO, "%s: %s", src, strerror(errno));
+    if (!stat(out, &os) && os.st_mtime >= ss.st_mtime) return RF_OK;
+    rf_status st = rf_make_parents(out, err);
+    if (st) return st;
+#ifdef RF_HAVE_QUANTIZE
+    rf_quantize_opts o;
+    rf_quantize_opts_init(&o);
+    static const rf_type types[RF_VARIANT_COUNT] = {
+        [RF_VARIANT_Q8_0] = RF_TYPE_Q8_0,
+        [RF_VARIANT_BF16] = RF_TYPE_BF16,
+        [RF_VARIANT_F16] = RF_TYPE_F16,
+        [RF_VARIANT_Q4_0] = RF_TYPE_Q4_0,
+    };
+    o.type = types[v];
+    o.emb_type = types[v]; /* the embeddings too ("everywhere") */
+    o.keep_mixed = false;
+    o.force = true;
+    o.threads = bb->cfg.threads;
+    rf_quantize_report rep;
+    rf_bench_log(b, "precision: building %s from %s", out, src);
+    return rf_quantize_file(src, out, &o, &rep, err);
+#else
+    (void)b;
+    return rf_error_set(err, RF_ERR_UNSUPPORTED,
+                        "%s is missing and this build has no quantizer (roofline quantize) to "
+                        "build it: make it by hand (%s requantized to %s)",
+                        out, src, bb->variant);
+#endif
+}
+
+/* One turn of backend bb: open it, run the suites (accuracy and agent on its first turn only),
+ * close it. A backend that cannot be opened or built is logged and keeps its error (the report
+ * and the exit status name it); the study goes on. */
+static rf_status turn(rf_bench *b, rf_bench_backend *bb, const char *src, const char *phase,
+                      bool first, rf_error *err) {
+    rf_run_desc *d = rf_bench_run(b);
+    unsigned s = d->precision_suites ? d->precision_suites : ~0u;
+    rf_error e = {0};
+    rf_bench_log(b, "precision: %s%s%s", bb->cfg.name, phase ? ", " : "", phase ? phase : "");
+    rf_status st = ensure_variant(b, bb, src, &e);
+    if (!st) st = rf_backend_open(&bb->cfg, rf_bench_loop(b), &bb->b, &e);
+    if (st) {
+        snprintf(bb->open_error, sizeof bb->open_error, "%s", e.msg);
+        rf_bench_log(b, "precision: %s: %s", bb->cfg.name, e.msg);
+        return RF_OK;
+    }
+    rf_bench_set_phase(b, phase);
+    st = RF_OK;
+    if (s >> RF_SUITE_SPEED & 1u) st = rf_suite_speed(b, bb, err);
+    if (!st && s >> RF_SUITE_LOAD & 1u) st = rf_suite_load(b, bb, err);
+    if (!st && first && s >> RF_SUITE_ACCURACY & 1u) st = rf_suite_accuracy(b, bb, err);
+    if (!st && first && s >> RF_SUITE_AGENT & 1u) st = rf_suite_agent(b, bb, err);
+    rf_bench_set_phase(b, NULL);
+    rf_backend_close(bb->b);
+    bb->b = NULL;
+    return st;
+}
+
+rf_status rf_suite_precision(rf_bench *b, rf_error *err) {
+    rf_run_desc *d = rf_bench_run(b);
+    rf_bench_backend *a = NULL;
+    for (int i = 0; i < d->n_backends && !a; i++)
+        if (d->backends[i].variant && !strcmp(d->backends[i].variant, "shipped"))
+            a = &d->backends[i];
+    if (!a) {
+        rf_bench_log(b, "precision: skipped: the run has no as-shipped backend");
+        return RF_OK;
+    }
+    const char *src = path_of(a);
+    rf_status st = turn(b, a, src, NULL, true, err);
+    int k = 1;
+    for (int i = 0; i < d->n_backends && !st && !rf_bench_stopped(b); i++) {
+        rf_bench_backend *bb = &d->backends[i];
+        if (!bb->variant || bb == a) continue;
+        st = turn(b, bb, src, NULL, true, err);
+        char phase[32];
+        snprintf(phase, sizeof phase, "precision a%d", ++k);
+        if (!st && !rf_bench_stopped(b)) st = turn(b, a, src, phase, false, err);
+    }
+    return st;
+}
