@@ -316,8 +316,8 @@ static float group_range(const float *x, int64_t n) {
  * (32 values, 256 for the K-quants). See quant_ref.c for the derivations; the small absolute
  * and relative slack covers fp16 subnormal scales and float rounding of the decode.
  *   Q8_0 (= the activation encoder): d/2 + 127 |d - fp16(d)|   <= 0.57 amax/127
- *   Q4_0: |d| <= amax/8 (1+2^-10)      Q5_0: amax/16 (1+2^-10)
- *   Q4_1: range/30 (1+2^-10) + 2^-11 amax (fp16 m)      Q5_1: range/62 (...) + 2^-11 amax
+ *   Q4_0: |d| (1 + 8*2^-11) = amax/8 (1+2^-8)      Q5_0: amax/16 (1+2^-7)
+ *   Q4_1: range/30 + 2^-11 (range + amax) (fp16 d and m)      Q5_1: range/62 + (the same)
  *   Q4_K: amax/15 * 1.02     Q5_K: amax/31 * 1.02     Q6_K: amax/32 * 1.01
  *   Q8_K: |d|/2 = amax/254   F16: 2^-11 |x|   BF16: 2^-8 |x|   F32: exact */
 static float err_bound(rf_type t, const float *blk, int64_t bn, float x) {
@@ -327,13 +327,13 @@ static float err_bound(rf_type t, const float *blk, int64_t bn, float x) {
     case RF_TYPE_Q8_1:
         return 0.57f * amax / 127.0f + slack;
     case RF_TYPE_Q4_0:
-        return amax / 8.0f * 1.001f + slack;
+        return amax / 8.0f * (1.0f + 1.0f / 256.0f) + slack;
     case RF_TYPE_Q5_0:
-        return amax / 16.0f * 1.001f + slack;
+        return amax / 16.0f * (1.0f + 1.0f / 128.0f) + slack;
     case RF_TYPE_Q4_1:
-        return group_range(blk, bn) / 30.0f * 1.001f + amax / 2048.0f + slack;
+        return group_range(blk, bn) / 30.0f + (group_range(blk, bn) + amax) / 2048.0f + slack;
     case RF_TYPE_Q5_1:
-        return group_range(blk, bn) / 62.0f * 1.001f + amax / 2048.0f + slack;
+        return group_range(blk, bn) / 62.0f + (group_range(blk, bn) + amax) / 2048.0f + slack;
     case RF_TYPE_Q4_K:
         return amax / 15.0f * 1.02f + slack;
     case RF_TYPE_Q5_K:
