@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "quant_bounds.h"
+#include "run_bin.h"
 #include "format/gguf.h"
 #include "format/quantize.h"
 #include "model/context.h"
@@ -33,52 +35,6 @@
 /* ------------------------------------------------------------------------------------------ */
 /* 1. Encoders                                                                                 */
 /* ------------------------------------------------------------------------------------------ */
-
-static float absmax_of(const float *x, int64_t n) {
-    float a = 0.0f;
-    for (int64_t i = 0; i < n; i++) a = fmaxf(a, fabsf(x[i]));
-    return a;
-}
-
-static float range_of(const float *x, int64_t n) {
-    float lo = x[0], hi = x[0];
-    for (int64_t i = 1; i < n; i++) {
-        lo = fminf(lo, x[i]);
-        hi = fmaxf(hi, x[i]);
-    }
-    return hi - lo;
-}
-
-/* The stated worst case |x - decode(encode(x))| of rf_ref_quantize_weights for a value x of a
- * block blk (32 values; 256 for the K-quants), as derived in quant_ref.c; slack covers fp16
- * subnormal scales and the float rounding of the decode. */
-static float weight_bound(rf_type t, const float *blk, int64_t bn, float x) {
-    const float amax = absmax_of(blk, bn), slack = 1e-6f * amax + 1e-6f;
-    switch (t) {
-    case RF_TYPE_Q8_0: /* d/2 + 127 |d - fp16(d)|, that 2^-25 at most for a subnormal fp16 d */
-        return 0.57f * amax / 127.0f + 127.0f / 33554432.0f + slack;
-    case RF_TYPE_Q4_0: /* |d| (1 + 8 * 2^-11) */
-        return amax / 8.0f * (1.0f + 1.0f / 256.0f) + slack;
-    case RF_TYPE_Q5_0:
-        return amax / 16.0f * (1.0f + 1.0f / 128.0f) + slack;
-    case RF_TYPE_Q4_1: /* d/2 + 2^-11 (range + |min|) */
-        return range_of(blk, bn) / 30.0f + (range_of(blk, bn) + amax) / 2048.0f + slack;
-    case RF_TYPE_Q5_1:
-        return range_of(blk, bn) / 62.0f + (range_of(blk, bn) + amax) / 2048.0f + slack;
-    case RF_TYPE_Q4_K:
-        return amax / 15.0f * 1.02f + slack;
-    case RF_TYPE_Q5_K:
-        return amax / 31.0f * 1.02f + slack;
-    case RF_TYPE_Q6_K:
-        return amax / 32.0f * 1.01f + slack;
-    case RF_TYPE_F16:
-        return fabsf(x) / 2048.0f + 3e-8f;
-    case RF_TYPE_BF16:
-        return fabsf(x) / 256.0f + 1e-38f;
-    default: /* F32: exact */
-        return 0.0f;
-    }
-}
 
 static void test_round_trips(void) {
     static const rf_type types[] = {RF_TYPE_F32,  RF_TYPE_F16,  RF_TYPE_BF16, RF_TYPE_Q8_0,
@@ -106,7 +62,7 @@ static void test_round_trips(void) {
             rf_ref_dequantize_row(t, q, y, n);
             for (int64_t i = 0; i < n; i++) {
                 const int64_t b0 = bs > 1 ? i / bs * bs : i;
-                const float bound = weight_bound(t, x + b0, bs > 1 ? bs : 1, x[i]);
+                const float bound = quant_err_bound(t, x + b0, bs > 1 ? bs : 1, x[i]);
                 const float e = fabsf(x[i] - y[i]);
                 if (!(e <= bound) && bad++ < 3)
                     CHECK_MSG(0, "%s value %lld: x %.9g decoded %.9g bound %.3g",
@@ -174,15 +130,10 @@ static int dir_entries(void) {
     return n;
 }
 
+/* The tiny model of spec s at path. */
 static bool write_tiny(const tiny_spec *s, const char *path) {
-    void *buf = NULL;
-    size_t size = 0;
-    if (tiny_build(s, &buf, &size)) return false;
-    FILE *f = fopen(path, "wb");
-    bool ok = f && fwrite(buf, 1, size, f) == size;
-    if (f) fclose(f);
-    free(buf);
-    return ok;
+    const char *tmp = tiny_write_file(s, "quantize");
+    return tmp && rename(tmp, path) == 0;
 }
 
 /* A tiny Gemma 3 with 256-wide rows (so the K-quants apply) and an FFN of 96 (their fallback). */
@@ -625,20 +576,15 @@ static const char *g_bin;
 static char g_err[4096];
 
 static int run(const char *args) {
-    char cmd[4096];
-    const char *errpath = "/tmp/roofline-quantize-stderr.txt";
-    snprintf(cmd, sizeof cmd, "'%s' quantize %s >/dev/null 2>'%s' </dev/null", g_bin, args,
-             errpath);
-    int st = system(cmd);
-    FILE *f = fopen(errpath, "r");
-    size_t n = f ? fread(g_err, 1, sizeof g_err - 1, f) : 0;
-    g_err[n] = 0;
-    if (f) fclose(f);
-    remove(errpath);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    char full[4096];
+    snprintf(full, sizeof full, "quantize %s", args);
+    return run_bin(g_bin, full, g_err, sizeof g_err);
 }
 
-static void expect_bad(const char *args, const char *needle) {
+/* `roofline quantize 'in' 'out' opts` must exit 2 with needle in its message. */
+static void expect_bad(const char *in, const char *out, const char *opts, const char *needle) {
+    char args[2048];
+    snprintf(args, sizeof args, "'%s' '%s' %s", in, out, opts);
     int rc = run(args);
     CHECK_MSG(rc == 2, "quantize %s: exit %d, want 2 (%s)", args, rc, g_err);
     CHECK_MSG(strstr(g_err, needle) != NULL, "quantize %s: message '%s' lacks '%s'", args, g_err,
@@ -658,46 +604,46 @@ static void test_cli(void) {
     snprintf(out, sizeof out, "%s/out.gguf", g_dir);
     CHECK(write_tiny(&s, in));
     CHECK(run("--help") == 0);
-    snprintf(args, sizeof args, "'%s' '%s' --type Q2_K", in, out);
-    expect_bad(args, "unsupported type 'Q2_K'");
-    snprintf(args, sizeof args, "'%s' '%s' --type IQ4_NL", in, out);
-    expect_bad(args, "unsupported type 'IQ4_NL'");
-    snprintf(args, sizeof args, "'%s' '%s' --type Q8_0 --embeddings Q3", in, out);
-    expect_bad(args, "--embeddings");
-    snprintf(args, sizeof args, "'%s' '%s'", in, out);
-    expect_bad(args, "--type");
-    snprintf(args, sizeof args, "'%s' '%s' --type Q8_0 --bogus", in, out);
-    expect_bad(args, "--bogus");
+    expect_bad(in, out, "--type Q2_K", "unsupported type 'Q2_K'");
+    expect_bad(in, out, "--type IQ4_NL", "unsupported type 'IQ4_NL'");
+    expect_bad(in, out, "--type Q8_0 --embeddings Q3", "--embeddings");
+    expect_bad(in, out, "", "--type");
+    expect_bad(in, out, "--type Q8_0 --bogus", "--bogus");
     /* already smaller than the target */
-    snprintf(args, sizeof args, "'%s' '%s' --type Q8_0", in, out);
-    expect_bad(args, "--force");
+    expect_bad(in, out, "--type Q8_0", "--force");
     CHECK(strstr(g_err, "Q4_0") != NULL);
     CHECK(access(out, F_OK) != 0);
     /* an existing output stays as it was when a run fails */
     FILE *f = fopen(out, "w");
     fputs("keep me", f);
     fclose(f);
-    expect_bad(args, "smaller than the target");
+    expect_bad(in, out, "--type Q8_0", "smaller than the target");
     char back[16] = {0};
     f = fopen(out, "r");
     CHECK(f && fread(back, 1, sizeof back - 1, f) == 7 && strcmp(back, "keep me") == 0);
     if (f) fclose(f);
     remove(out);
     /* an output directory that does not exist, or is not writable (a plain file as its dir) */
-    snprintf(args, sizeof args, "'%s' '%s/no/such/dir/out.gguf' --type Q4_0", in, g_dir);
-    expect_bad(args, "no/such/dir/out.gguf");
-    snprintf(args, sizeof args, "'%s' '%s/out.gguf' --type Q4_0", in, in);
-    expect_bad(args, "cannot create");
+    TMP_PATH(no_dir, "no/such/dir/out.gguf");
+    expect_bad(in, no_dir, "--type Q4_0", "no/such/dir/out.gguf");
+    char in_as_dir[600];
+    snprintf(in_as_dir, sizeof in_as_dir, "%s/out.gguf", in);
+    expect_bad(in, in_as_dir, "--type Q4_0", "cannot create");
+    /* a failure after the whole file is written (OUT is a directory: the rename fails) leaves
+     * no temporary file */
+    TMP_PATH(out_dir, "a-directory");
+    CHECK(mkdir(out_dir, 0755) == 0);
+    expect_bad(in, out_dir, "--type Q4_0", "cannot rename into place");
+    CHECK(rmdir(out_dir) == 0);
     /* inputs that fail: missing, not GGUF, truncated */
-    snprintf(args, sizeof args, "'%s/missing.gguf' '%s' --type Q4_0", g_dir, out);
-    expect_bad(args, "missing.gguf");
+    TMP_PATH(missing, "missing.gguf");
+    expect_bad(missing, out, "--type Q4_0", "missing.gguf");
     char bad[512];
     snprintf(bad, sizeof bad, "%s/bad.gguf", g_dir);
     f = fopen(bad, "w");
     fputs("this is not a gguf file at all", f);
     fclose(f);
-    snprintf(args, sizeof args, "'%s' '%s' --type Q4_0", bad, out);
-    expect_bad(args, "bad.gguf");
+    expect_bad(bad, out, "--type Q4_0", "bad.gguf");
     struct stat sb;
     CHECK(stat(in, &sb) == 0);
     CHECK(truncate(bad, 0) == 0);
@@ -711,8 +657,7 @@ static void test_cli(void) {
         if (src) fclose(src);
         if (dst) fclose(dst);
     }
-    snprintf(args, sizeof args, "'%s' '%s' --type Q4_0", bad, out);
-    expect_bad(args, "bad.gguf");
+    expect_bad(bad, out, "--type Q4_0", "bad.gguf");
     CHECK(access(out, F_OK) != 0);
     remove(bad);
     /* nothing but the input is left in the directory */
