@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds llama.cpp's reference tools (llama-server, llama-bench, llama-tokenize,
-# llama-perplexity) from the llama.cpp tree vendored in the llama-cpp-python source
+# llama-perplexity, llama-quantize) from the llama.cpp tree vendored in the llama-cpp-python source
 # distribution on PyPI, into the git-ignored folder .peers/. Dev-only: roofline never links it.
 # Idempotent: a finished build is reused. Takes about 15 minutes on 2 cores.
 # Usage: bench/build_llama_cpp.sh [VERSION]     (prints the bin directory on success)
@@ -10,7 +10,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 peers="$root/.peers"
 src="$peers/llama_cpp_python-$ver"
 bin="$peers/llama.cpp-build/bin"
-targets=(llama-server llama-bench llama-tokenize llama-perplexity)
+targets=(llama-server llama-bench llama-tokenize llama-perplexity llama-quantize)
 mkdir -p "$peers"
 have_all=1
 for t in "${targets[@]}"; do [ -x "$bin/$t" ] || have_all=0; done

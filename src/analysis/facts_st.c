@@ -47,17 +47,6 @@ static const char *esc(const char *s, char *buf, size_t cap) {
     return rf_escaped(s, strlen(s), buf, cap);
 }
 
-/* The directory part of path ("." when there is none) into out. */
-static void dir_of(const char *path, char *out, size_t cap) {
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(out, cap, ".");
-    else if (slash == path)
-        snprintf(out, cap, "/");
-    else
-        snprintf(out, cap, "%.*s", (int)(slash - path), path);
-}
-
 static rf_status add_shard(loader *L, rf_st *s, rf_error *err) {
     rf_st **ns = realloc(L->shards, (L->n_shards + 1) * sizeof *ns);
     if (!ns) {
@@ -324,7 +313,7 @@ static rf_status finish(loader *L) {
 /* config.json beside path, when there is one. */
 static rf_status read_config(loader *L, const char *path) {
     char dir[4096], cfg[4200];
-    dir_of(path, dir, sizeof dir);
+    rf_path_dir(path, dir, sizeof dir);
     snprintf(cfg, sizeof cfg, "%s/config.json", dir);
     struct stat sb;
     if (stat(cfg, &sb) != 0) return RF_OK;
@@ -412,7 +401,7 @@ rf_status rf_facts_load_index(const char *path, rf_model_facts **out, rf_error *
         goto out;
     }
     char dir[4096];
-    dir_of(path, dir, sizeof dir);
+    rf_path_dir(path, dir, sizeof dir);
     shard_ix = json_object(); /* shard name -> its index in L.shards */
     if (!shard_ix) {
         st = rf_error_set(err, RF_ERR_NOMEM, "%s: out of memory", path);

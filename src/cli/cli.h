@@ -37,6 +37,7 @@ bool cli_parse_float(const char *verb, const char *opt, const char *s, double lo
 void cli_print_profile(const struct rf_context *c, const char *title);
 
 int cli_inspect(int argc, char **argv);
+int cli_quantize(int argc, char **argv);
 int cli_tokenize(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_serve(int argc, char **argv);

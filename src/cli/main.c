@@ -21,6 +21,7 @@ static const verb_entry g_verbs[] = {
     {"serve", cli_serve, "an OpenAI-compatible HTTP server on the engine (docs/server.md)"},
     {"tokenize", cli_tokenize, "print the token ids of a text"},
     {"inspect", cli_inspect, "a GGUF or safetensors checkpoint: tensors, memory, bytes/token, KV"},
+    {"quantize", cli_quantize, "rewrite a GGUF model's weights as F16, Q8_0, Q4_0, Q4_K, ..."},
     {"membw", cli_membw, "measure the machine's memory read bandwidth"},
     {"speed", cli_speed, "engine throughput: prefill, decode, batched decode (as llama-bench)"},
     {"fake-backend", cli_fake, "a fake OpenAI server with a programmed schedule and faults"},

@@ -4,6 +4,7 @@
 #include "format/gguf_write.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +13,15 @@
 
 #include "format/types.h"
 #include "util/buf.h"
+#include "util/file.h"
 
 typedef struct wtensor {
     char name[RF_GGUF_MAX_NAME];
     uint32_t n_dims;
     uint64_t ne[RF_GGUF_MAX_DIMS];
     uint32_t type;
-    uint8_t *data;
+    const uint8_t *data; /* owned (freed with the writer) unless borrowed */
+    bool borrowed;
     uint64_t nbytes;
 } wtensor;
 
@@ -48,7 +51,8 @@ void rf_gguf_writer_free(rf_gguf_writer *w) {
     rf_buf_free(&w->kv);
     for (uint64_t i = 0; i < w->n_kv; i++) free(w->keys[i]);
     free(w->keys);
-    for (uint64_t i = 0; i < w->n_tensors; i++) free(w->tensors[i].data);
+    for (uint64_t i = 0; i < w->n_tensors; i++)
+        if (!w->tensors[i].borrowed) free((void *)w->tensors[i].data);
     free(w->tensors);
     free(w);
 }
@@ -272,9 +276,9 @@ rf_status rf_gguf_writer_copy_kv(rf_gguf_writer *w, const rf_gguf_kv *kv, rf_err
     return RF_OK;
 }
 
-rf_status rf_gguf_writer_add_tensor(rf_gguf_writer *w, const char *name, uint32_t n_dims,
-                                    const uint64_t *ne, uint32_t type, const void *data,
-                                    uint64_t nbytes, rf_error *err) {
+static rf_status add_tensor(rf_gguf_writer *w, const char *name, uint32_t n_dims,
+                            const uint64_t *ne, uint32_t type, const void *data, uint64_t nbytes,
+                            bool borrow, rf_error *err) {
     if (!name) return rf_error_set(err, RF_ERR_ARG, "gguf writer: NULL tensor name");
     size_t nl = strlen(name);
     if (nl == 0 || nl >= RF_GGUF_MAX_NAME)
@@ -328,18 +332,37 @@ rf_status rf_gguf_writer_add_tensor(rf_gguf_writer *w, const char *name, uint32_
     for (uint32_t d = 0; d < RF_GGUF_MAX_DIMS; d++) t->ne[d] = d < n_dims ? ne[d] : 1;
     t->type = type;
     t->nbytes = nbytes;
-    t->data = malloc(nbytes ? nbytes : 1);
-    if (!t->data) return nomem(err);
-    memcpy(t->data, data, nbytes);
+    t->borrowed = borrow;
+    if (borrow) {
+        t->data = data;
+    } else {
+        uint8_t *copy = malloc(nbytes ? nbytes : 1);
+        if (!copy) return nomem(err);
+        if (nbytes) memcpy(copy, data, nbytes);
+        t->data = copy;
+    }
     w->n_tensors++;
     return RF_OK;
+}
+
+rf_status rf_gguf_writer_add_tensor(rf_gguf_writer *w, const char *name, uint32_t n_dims,
+                                    const uint64_t *ne, uint32_t type, const void *data,
+                                    uint64_t nbytes, rf_error *err) {
+    return add_tensor(w, name, n_dims, ne, type, data, nbytes, false, err);
+}
+
+rf_status rf_gguf_writer_add_tensor_ref(rf_gguf_writer *w, const char *name, uint32_t n_dims,
+                                        const uint64_t *ne, uint32_t type, const void *data,
+                                        uint64_t nbytes, rf_error *err) {
+    return add_tensor(w, name, n_dims, ne, type, data, nbytes, true, err);
 }
 
 static uint64_t pad_to(uint64_t x, uint64_t a) {
     return (a - x % a) % a;
 }
 
-static rf_status serialise(const rf_gguf_writer *w, rf_buf *b) {
+/* The header: magic, counts, metadata, tensor infos and the padding up to the data section. */
+static rf_status serialise_header(const rf_gguf_writer *w, rf_buf *b) {
     rf_status st = rf_buf_append_u32le(b, RF_GGUF_MAGIC);
     if (!st) st = rf_buf_append_u32le(b, w->version);
     if (!st) st = rf_buf_append_u64le(b, w->n_tensors);
@@ -356,6 +379,11 @@ static rf_status serialise(const rf_gguf_writer *w, rf_buf *b) {
         off += t->nbytes + pad_to(t->nbytes, w->alignment);
     }
     if (!st) st = rf_buf_append_zeros(b, (size_t)pad_to(b->len, w->alignment));
+    return st;
+}
+
+static rf_status serialise(const rf_gguf_writer *w, rf_buf *b) {
+    rf_status st = serialise_header(w, b);
     for (uint64_t i = 0; !st && i < w->n_tensors; i++) {
         const wtensor *t = &w->tensors[i];
         st = rf_buf_append(b, t->data, (size_t)t->nbytes);
@@ -380,27 +408,38 @@ rf_status rf_gguf_writer_to_memory(const rf_gguf_writer *w, void **buf, size_t *
     return RF_OK;
 }
 
+rf_status rf_gguf_writer_to_fd(const rf_gguf_writer *w, int fd, const char *name, rf_error *err) {
+    static const uint8_t zeros[RF_GGUF_MAX_ALIGNMENT > 4096 ? 4096 : RF_GGUF_MAX_ALIGNMENT];
+    if (w->version != 2 && w->version != 3)
+        return rf_error_set(err, RF_ERR_ARG, "gguf writer: version %u is not 2 or 3", w->version);
+    rf_buf b;
+    rf_buf_init(&b, 0);
+    rf_status st = serialise_header(w, &b) ? nomem(err) : RF_OK;
+    if (!st) st = rf_write_all(fd, b.data, b.len, name, err);
+    rf_buf_free(&b);
+    for (uint64_t i = 0; !st && i < w->n_tensors; i++) {
+        const wtensor *t = &w->tensors[i];
+        st = rf_write_all(fd, t->data, (size_t)t->nbytes, name, err);
+        for (uint64_t pad = pad_to(t->nbytes, w->alignment); !st && pad;) {
+            size_t k = pad < sizeof zeros ? (size_t)pad : sizeof zeros;
+            st = rf_write_all(fd, zeros, k, name, err);
+            pad -= k;
+        }
+    }
+    return st;
+}
+
 rf_status rf_gguf_writer_to_file(const rf_gguf_writer *w, const char *path, rf_error *err) {
-    void *buf = NULL;
-    size_t size = 0;
-    rf_status st = rf_gguf_writer_to_memory(w, &buf, &size, err);
-    if (st) return st;
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        st = rf_error_set(err, RF_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-        free(buf);
-        return st;
-    }
+    if (w->version != 2 && w->version != 3) /* before anything at path is touched */
+        return rf_error_set(err, RF_ERR_ARG, "gguf writer: version %u is not 2 or 3", w->version);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return rf_error_set(err, RF_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
     struct stat sb;
-    bool regular = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
-    if (fwrite(buf, 1, size, f) != size) {
-        st = rf_error_set(err, RF_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-        fclose(f);
-    } else if (fclose(f) != 0) {
+    bool regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    rf_status st = rf_gguf_writer_to_fd(w, fd, path, err);
+    if (close(fd) != 0 && !st)
         st = rf_error_set(err, RF_ERR_IO, "%s: close failed: %s", path, strerror(errno));
-    }
     /* No half-written file left behind (and never unlink a device such as /dev/full). */
     if (st && regular) unlink(path);
-    free(buf);
     return st;
 }

@@ -1,8 +1,9 @@
 /* gguf_write.h: building GGUF files (version 3 by default, or 2), for tests, tiny models and the
  * quantizer.
  *
- * The writer copies every key, value and tensor it is given, so callers may free their buffers
- * right after each call. Tensors are laid out in the order added, each at an offset padded to
+ * The writer copies every key, value and tensor it is given (except tensors added with
+ * rf_gguf_writer_add_tensor_ref, which are borrowed), so callers may free their buffers right
+ * after each call. Tensors are laid out in the order added, each at an offset padded to
  * the alignment (general.alignment when set as u32, else 32), as llama.cpp expects; the data of
  * every tensor, the last included, is followed by zero padding to the alignment.
  *
@@ -56,10 +57,21 @@ rf_status rf_gguf_writer_add_tensor(rf_gguf_writer *w, const char *name, uint32_
                                     const uint64_t *ne, uint32_t type, const void *data,
                                     uint64_t nbytes, rf_error *err);
 
+/* As rf_gguf_writer_add_tensor, but data is borrowed, not copied: it must stay valid and
+ * unchanged until the writer is written or freed (the quantizer passes tensors of the mapped
+ * input file and its own output buffers, so a model is never held twice). */
+rf_status rf_gguf_writer_add_tensor_ref(rf_gguf_writer *w, const char *name, uint32_t n_dims,
+                                        const uint64_t *ne, uint32_t type, const void *data,
+                                        uint64_t nbytes, rf_error *err);
+
 /* Serialises everything. *buf is malloc'd (caller frees). */
 rf_status rf_gguf_writer_to_memory(const rf_gguf_writer *w, void **buf, size_t *size,
                                    rf_error *err);
 /* Writes the file; on failure no partial regular file is left at path (it is removed). */
 rf_status rf_gguf_writer_to_file(const rf_gguf_writer *w, const char *path, rf_error *err);
+/* Streams the file to the open descriptor fd from its current position, tensor by tensor (only
+ * the header is buffered); name is used in messages. The caller owns fd (and removes what was
+ * written on failure). */
+rf_status rf_gguf_writer_to_fd(const rf_gguf_writer *w, int fd, const char *name, rf_error *err);
 
 #endif

@@ -1,6 +1,8 @@
 /* types.c: the format table. Block sizes and byte counts are the GGUF/ggml on-disk facts. */
 #include "format/types.h"
 
+#include <strings.h>
+
 static const rf_type_info g_unknown = {NULL, 0, 0};
 
 static const rf_type_info g_types[RF_TYPE_COUNT] = {
@@ -25,4 +27,10 @@ size_t rf_type_row_bytes(uint32_t t, uint64_t n) {
     uint64_t blocks = n / ti->block;
     if (blocks > SIZE_MAX / ti->bytes) return 0; /* would wrap */
     return (size_t)blocks * ti->bytes;
+}
+
+rf_type rf_type_parse(const char *name) {
+    for (uint32_t t = 0; name && t < RF_TYPE_COUNT; t++)
+        if (g_types[t].name && strcasecmp(g_types[t].name, name) == 0) return (rf_type)t;
+    return RF_TYPE_COUNT;
 }

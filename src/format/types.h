@@ -41,4 +41,7 @@ const rf_type_info *rf_type_get(uint32_t t);
  * unknown, or the size does not fit size_t. */
 size_t rf_type_row_bytes(uint32_t t, uint64_t n);
 
+/* The type named name ("Q4_K", "q8_0", case-insensitive), or RF_TYPE_COUNT when none is. */
+rf_type rf_type_parse(const char *name);
+
 #endif

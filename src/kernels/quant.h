@@ -86,10 +86,17 @@ rf_type rf_vec_dot_type(rf_type t);
 void rf_ref_dequantize_row(rf_type t, const void *src, float *dst, int64_t n);
 
 /* Encodes n floats into a row of type t. For the activation types (F32, F16, BF16, Q8_0, Q8_1,
- * Q8_K) this is the exact rounding the dot kernels expect. For the weight formats it is a plain
- * round-to-nearest quantizer (used by the GGUF writer's tests and tiny test models; not tuned
- * for quality). */
+ * Q8_K) this is the exact rounding the dot kernels expect. For the other weight formats it is
+ * the weight encoder of rf_ref_quantize_weights. */
 void rf_ref_quantize_row(rf_type t, const float *src, void *dst, int64_t n);
+
+/* Encodes n floats into a weight row of type t (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+ * Q4_K, Q5_K, Q6_K), as stored in a model file: for F16, BF16 and the 32-value formats the
+ * bytes llama.cpp's reference encoders (quantize_row_*_ref, llama-quantize without an importance
+ * matrix) write; for the K-quants a round-to-nearest encoder in the standard layout (no search;
+ * not llama.cpp's bytes). Only Q8_0 differs from rf_ref_quantize_row (which encodes Q8_0 as
+ * activations). Error bounds: quant_ref.c, at each encoder. */
+void rf_ref_quantize_weights(rf_type t, const float *src, void *dst, int64_t n);
 
 /* Dot product of a weight row w (type t, n values) with an activation row a already quantized
  * to rf_vec_dot_type(t). */

@@ -24,7 +24,9 @@
  *    Q5_0 decoder. The integer code here avoids narrowing casts for that reason.
  *  - Inputs are expected to be finite; NaN/inf never cause undefined behaviour (conversions
  *    to int saturate) but give meaningless blocks.
- *  - Weight encoders are plain round-to-nearest encoders for tests and tiny models; each one's
+ *  - Weight encoders: the 32-value formats are llama.cpp's reference encoders value for value
+ *    (Q8_0's weight encoder is rf_ref_quantize_weights'; rf_ref_quantize_row's Q8_0 is the
+ *    activation one); the K-quants are plain round-to-nearest encoders (no search). Each one's
  *    worst-case error is stated at its definition and checked by tests/unit/test_quant.c.
  */
 #include "kernels/quant.h"
@@ -150,34 +152,42 @@ static void pack_levels5(const int q[32], uint8_t qs[16], uint8_t qh[4]) {
 /* 32-value blocks: weight encoders                                                            */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Symmetric encoder for Q4_0 (half = 8) and Q5_0 (half = 16): levels q in [-half, half-1],
- * value = q*d. The signed extreme m maps to -half (d = m / -half, |d| rounded up to fp16), so
- * the full range of levels is used. Error: <= |d|/2 inside the grid, <= |d| for a value of the
- * opposite sign to m with |x| > (half - 0.5)|d| (clamped to half-1); |d| <= amax/half*(1+2^-10).
- * Writes the levels shifted to 0..2*half-1 into q and returns the fp16 d. */
+/* The weight encoders of the 32-value formats are llama.cpp's reference ones
+ * (quantize_row_*_ref, what llama-quantize runs without an importance matrix), value for value,
+ * so a file quantized here has the bytes llama-quantize would write.
+ *
+ * Symmetric, Q4_0 (half = 8) and Q5_0 (half = 16): the signed extreme m (first on ties) maps to
+ * level -half: d = m / -half (float), id = 1/d, level = trunc(x*id + half + 0.5) clamped to
+ * 2*half-1, the stored scale fp16(d) (nearest). Error per value: <= |d|/2 inside the grid, <= |d|
+ * for a value of the opposite sign to m beyond (half - 0.5)|d| (clamped), plus |level| *
+ * |d - fp16(d)| <= half * 2^-11 |d| from the scale's rounding: <= amax/half * (1 + half * 2^-11)
+ * in all. Writes levels 0..2*half-1 into q
+ * and returns the fp16 d. */
 static uint16_t encode_symmetric32(const float *x, int half, int q[32]) {
     const float m = signed_absmax(x, 32);
-    const uint16_t dh = f16_ceil_abs(m / (float)-half);
-    const float d = h2f(dh);
+    const float d = m / (float)-half;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
     for (int j = 0; j < 32; j++) {
-        const int l = d != 0.0f ? round_even(x[j] / d) : 0;
-        q[j] = clampi(l, -half, half - 1) + half;
+        const float v = x[j] * id;
+        q[j] = clampi(sat_int(v + ((float)half + 0.5f)), 0, 2 * half - 1); /* truncates */
     }
-    return dh;
+    return rf_f32_to_f16(d);
 }
 
-/* Affine encoder for Q4_1 (qmax = 15) and Q5_1 (qmax = 31): value = q*d + m, q in [0, qmax],
- * m = min(x) (fp16, nearest), d = (max - min)/qmax rounded up to fp16. Error <= d/2 plus the
- * fp16 rounding of m (<= 2^-11 |min|). */
+/* Affine, Q4_1 (qmax = 15) and Q5_1 (qmax = 31): d = (max - min)/qmax, id = 1/d, level =
+ * trunc((x - min)*id + 0.5) clamped to qmax, stored d = fp16(d), m = fp16(min). Error per value:
+ * d/2 plus the scale's and the minimum's fp16 rounding (level * |d - fp16(d)| <= 2^-11 range,
+ * |min - fp16(min)| <= 2^-11 |min|): <= range/(2 qmax) + 2^-11 (range + |min|). */
 static void encode_affine32(const float *x, int qmax, uint16_t *dh, uint16_t *mh, int q[32]) {
     float lo, hi;
     min_max(x, 32, &lo, &hi);
+    const float d = (hi - lo) / (float)qmax;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    *dh = rf_f32_to_f16(d);
     *mh = rf_f32_to_f16(lo);
-    *dh = f16_ceil_abs((hi - lo) / (float)qmax);
-    const float d = h2f(*dh), m = h2f(*mh);
     for (int j = 0; j < 32; j++) {
-        const int l = d != 0.0f ? round_even((x[j] - m) / d) : 0;
-        q[j] = clampi(l, 0, qmax);
+        const float v = (x[j] - lo) * id;
+        q[j] = clampi(sat_int(v + 0.5f), 0, qmax); /* truncates */
     }
 }
 
@@ -235,6 +245,22 @@ static float encode_q8_32(const float *x, uint16_t *dh, int8_t qs[32]) {
 
 static void quantize_q8_0(const float *x, rf_block_q8_0 *y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++, x += RF_QK) encode_q8_32(x, &y[i].d, y[i].qs);
+}
+
+/* The Q8_0 weight encoder, llama.cpp's quantize_row_q8_0_ref: d = amax/127, q = roundf(x / d)
+ * (through the float 1/d; halves away from zero), stored fp16(d). It differs from the activation
+ * encoder above (127/amax, ties to even) in the last level of a few values, which is why a
+ * weight file has its own. Error per value <= d/2 + 127 |d - fp16(d)| <= 0.57 amax/127. */
+static void quantize_q8_0_weights(const float *x, rf_block_q8_0 *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, x += RF_QK) {
+        const float d = absmax(x, 32) / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = rf_f32_to_f16(d);
+        for (int j = 0; j < 32; j++) {
+            const float v = x[j] * id;
+            y[i].qs[j] = (int8_t)clampi(sat_int(roundf(v)), -127, 127);
+        }
+    }
 }
 
 /* Q8_1: as Q8_0 plus s = fp16((float)sum(q) * d) with the float d, as llama.cpp's reference
@@ -852,6 +878,13 @@ void rf_ref_quantize_row(rf_type t, const float *src, void *dst, int64_t n) {
         assert(!"rf_ref_quantize_row: unsupported type");
         return;
     }
+}
+
+void rf_ref_quantize_weights(rf_type t, const float *src, void *dst, int64_t n) {
+    if (t == RF_TYPE_Q8_0)
+        quantize_q8_0_weights(src, dst, blocks_of(t, n));
+    else
+        rf_ref_quantize_row(t, src, dst, n);
 }
 
 float rf_ref_vec_dot(rf_type t, int64_t n, const void *w, const void *a) {

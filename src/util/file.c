@@ -96,36 +96,80 @@ static const char *excerpt(const char *s, size_t n, char *out, size_t cap, bool 
     return out;
 }
 
-rf_status rf_write_file_atomic(const char *path, const void *data, size_t len, rf_error *err) {
+rf_status rf_write_all(int fd, const void *data, size_t len, const char *name, rf_error *err) {
+    const char *p = data;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            return rf_error_set(err, RF_ERR_IO, "%s: write failed: %s", name,
+                                n < 0 ? strerror(errno) : "no progress");
+        p += n;
+        len -= (size_t)n;
+    }
+    return RF_OK;
+}
+
+void rf_path_dir(const char *path, char *out, size_t cap) {
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(out, cap, ".");
+    else if (slash == path)
+        snprintf(out, cap, "/");
+    else
+        snprintf(out, cap, "%.*s", (int)(slash - path), path);
+}
+
+rf_status rf_write_file_atomic_with(const char *path, rf_write_fn fn, void *arg, rf_error *err) {
     char *tmp = NULL;
-    if (asprintf(&tmp, "%s.tmp", path) < 0) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    if (asprintf(&tmp, "%s.tmp-XXXXXX", path) < 0)
+        return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
     rf_status st = RF_OK;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
-        st = rf_error_set(err, RF_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+        st = rf_error_set(err, RF_ERR_IO, "%s: cannot create a file beside it: %s", path,
+                          strerror(errno));
         free(tmp);
         return st;
     }
-    const char *p = data;
-    size_t off = 0;
-    while (off < len) {
-        ssize_t n = write(fd, p + off, len - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            st = rf_error_set(err, RF_ERR_IO, "%s: write failed: %s", path,
-                              n < 0 ? strerror(errno) : "no progress");
-            break;
-        }
-        off += (size_t)n;
-    }
+    if (fchmod(fd, 0644)) /* mkstemp makes it 0600; the result is an ordinary file */
+        st = rf_error_set(err, RF_ERR_IO, "%s: chmod failed: %s", tmp, strerror(errno));
+    if (!st) st = fn(arg, fd, tmp, err);
+    if (!st && fsync(fd))
+        st = rf_error_set(err, RF_ERR_IO, "%s: fsync failed: %s", path, strerror(errno));
     if (close(fd) && !st)
         st = rf_error_set(err, RF_ERR_IO, "%s: write failed: %s", path, strerror(errno));
     if (!st && rename(tmp, path))
         st =
             rf_error_set(err, RF_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
-    if (st) unlink(tmp);
+    if (st) {
+        unlink(tmp);
+    } else { /* make the rename itself durable; a failure here loses nothing */
+        char dir[4096];
+        rf_path_dir(path, dir, sizeof dir);
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            (void)fsync(dfd);
+            close(dfd);
+        }
+    }
     free(tmp);
     return st;
+}
+
+typedef struct bytes_arg {
+    const void *data;
+    size_t len;
+} bytes_arg;
+
+static rf_status write_bytes(void *arg, int fd, const char *name, rf_error *err) {
+    const bytes_arg *b = arg;
+    return rf_write_all(fd, b->data, b->len, name, err);
+}
+
+rf_status rf_write_file_atomic(const char *path, const void *data, size_t len, rf_error *err) {
+    bytes_arg b = {data, len};
+    return rf_write_file_atomic_with(path, write_bytes, &b, err);
 }
 
 const char *rf_printable(const char *s, size_t n, char *out, size_t cap) {

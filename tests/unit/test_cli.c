@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "run_bin.h"
 #include "st_write.h"
 #include "tiny_model.h"
 #include "util/buf.h"
@@ -22,18 +23,7 @@ static char g_err[8192];
 
 /* Runs `roofline ARGS` with stdout discarded; returns the exit status, stderr in g_err. */
 static int run(const char *args) {
-    char errpath[] = "/tmp/roofline-cli-err-XXXXXX";
-    int fd = mkstemp(errpath);
-    close(fd);
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s' %s >/dev/null 2>'%s' </dev/null", g_bin, args, errpath);
-    int st = system(cmd);
-    FILE *f = fopen(errpath, "r");
-    size_t n = f ? fread(g_err, 1, sizeof g_err - 1, f) : 0;
-    g_err[n] = 0;
-    if (f) fclose(f);
-    remove(errpath);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    return run_bin(g_bin, args, g_err, sizeof g_err);
 }
 
 /* As run, with stdout kept in *out (malloc'd, NUL-terminated; caller frees) and its length. */

@@ -1,9 +1,12 @@
-/* test_file.c: util/file and util/utf8: reading whole files with a size cap, and printable excerpts
- * of untrusted text (valid UTF-8 out, whatever comes in; no character cut at the "..." boundary).
+/* test_file.c: util/file and util/utf8: reading whole files with a size cap, atomic writes, and
+ * printable excerpts of untrusted text (valid UTF-8 out, whatever comes in; no character cut at the
+ * "..." boundary).
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -24,8 +27,62 @@ static int valid_utf8(const char *p) {
     return 1;
 }
 
+/* Entries of dir other than . and .. */
+static int dir_entries(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    if (d) closedir(d);
+    return n;
+}
+
+/* Writes "part" then fails, as a writer that runs out of input would. */
+static rf_status write_then_fail(void *arg, int fd, const char *name, rf_error *err) {
+    (void)arg;
+    rf_status st = rf_write_all(fd, "part", 4, name, err);
+    return st ? st : rf_error_set(err, RF_ERR_FORMAT, "%s: the writer gave up", name);
+}
+
+/* rf_write_file_atomic(_with): content and mode on success; on failure (the writer's, a missing
+ * directory, a rename onto a directory) the target as it was and no temporary file left. */
+static void test_atomic_write(void) {
+    char dir[] = "/tmp/roofline-atomic-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[128], sub[128], missing[160];
+    snprintf(path, sizeof path, "%s/out.bin", dir);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    snprintf(missing, sizeof missing, "%s/no/such/out.bin", dir);
+    rf_error err = {0};
+    CHECK(rf_write_file_atomic(path, "first", 5, &err) == RF_OK);
+    char *data = NULL;
+    size_t len = 0;
+    CHECK(rf_read_file(path, 100, &data, &len, &err) == RF_OK && !strcmp(data, "first"));
+    free(data);
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0644);
+    CHECK(rf_write_file_atomic_with(path, write_then_fail, NULL, &err) == RF_ERR_FORMAT);
+    CHECK(strstr(err.msg, "gave up") != NULL);
+    data = NULL;
+    CHECK(rf_read_file(path, 100, &data, &len, &err) == RF_OK && !strcmp(data, "first"));
+    free(data);
+    CHECK(rf_write_file_atomic(missing, "x", 1, &err) == RF_ERR_IO && strstr(err.msg, missing));
+    CHECK(mkdir(sub, 0755) == 0);
+    CHECK(rf_write_file_atomic(sub, "x", 1, &err) == RF_ERR_IO && strstr(err.msg, "rename"));
+    CHECK_MSG(dir_entries(dir) == 2, "%d entries in %s", dir_entries(dir), dir); /* out.bin, sub */
+    char rel[8];
+    rf_path_dir("out.bin", rel, sizeof rel);
+    CHECK(!strcmp(rel, "."));
+    rf_path_dir("/out.bin", rel, sizeof rel);
+    CHECK(!strcmp(rel, "/"));
+    rmdir(sub);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void) {
     char out[64];
+    test_atomic_write();
     /* utf8_seq */
     CHECK(rf_utf8_seq("a", 1) == 1);
     CHECK(rf_utf8_seq("\xc3\xa9", 2) == 2);         /* é */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "quant_bounds.h"
 #include "kernels/quant.h"
 #include "format/types.h"
 #include "util/half.h"
@@ -297,60 +298,6 @@ static void fill_acts(uint64_t *s, float *x, int64_t n) {
     }
 }
 
-static float group_absmax(const float *x, int64_t n) {
-    float a = 0.0f;
-    for (int64_t i = 0; i < n; i++) a = fmaxf(a, fabsf(x[i]));
-    return a;
-}
-
-static float group_range(const float *x, int64_t n) {
-    float lo = x[0], hi = x[0];
-    for (int64_t i = 1; i < n; i++) {
-        lo = fminf(lo, x[i]);
-        hi = fmaxf(hi, x[i]);
-    }
-    return hi - lo;
-}
-
-/* The stated worst-case |x - dequant(quant(x))| of each encoder, per value, from its block
- * (32 values, 256 for the K-quants). See quant_ref.c for the derivations; the small absolute
- * and relative slack covers fp16 subnormal scales and float rounding of the decode.
- *   Q8_0 (= the activation encoder): d/2 + 127 |d - fp16(d)|   <= 0.57 amax/127
- *   Q4_0: |d| <= amax/8 (1+2^-10)      Q5_0: amax/16 (1+2^-10)
- *   Q4_1: range/30 (1+2^-10) + 2^-11 amax (fp16 m)      Q5_1: range/62 (...) + 2^-11 amax
- *   Q4_K: amax/15 * 1.02     Q5_K: amax/31 * 1.02     Q6_K: amax/32 * 1.01
- *   Q8_K: |d|/2 = amax/254   F16: 2^-11 |x|   BF16: 2^-8 |x|   F32: exact */
-static float err_bound(rf_type t, const float *blk, int64_t bn, float x) {
-    const float amax = group_absmax(blk, bn), slack = 1e-6f * amax + 1e-6f;
-    switch (t) {
-    case RF_TYPE_Q8_0:
-    case RF_TYPE_Q8_1:
-        return 0.57f * amax / 127.0f + slack;
-    case RF_TYPE_Q4_0:
-        return amax / 8.0f * 1.001f + slack;
-    case RF_TYPE_Q5_0:
-        return amax / 16.0f * 1.001f + slack;
-    case RF_TYPE_Q4_1:
-        return group_range(blk, bn) / 30.0f * 1.001f + amax / 2048.0f + slack;
-    case RF_TYPE_Q5_1:
-        return group_range(blk, bn) / 62.0f * 1.001f + amax / 2048.0f + slack;
-    case RF_TYPE_Q4_K:
-        return amax / 15.0f * 1.02f + slack;
-    case RF_TYPE_Q5_K:
-        return amax / 31.0f * 1.02f + slack;
-    case RF_TYPE_Q6_K:
-        return amax / 32.0f * 1.01f + slack;
-    case RF_TYPE_Q8_K:
-        return amax / 254.0f * 1.001f + slack;
-    case RF_TYPE_F16:
-        return fabsf(x) / 2048.0f + 3e-8f;
-    case RF_TYPE_BF16:
-        return fabsf(x) / 256.0f + 1e-38f;
-    default:
-        return 0.0f;
-    }
-}
-
 /* Quantizes x (n values) to t, decodes it into y, and checks every value against err_bound.
  * Also fills bound[i]. Returns the quantized row (caller frees). */
 static void *round_trip(rf_type t, const float *x, float *y, float *bound, int64_t n) {
@@ -361,7 +308,7 @@ static void *round_trip(rf_type t, const float *x, float *y, float *bound, int64
     int bad = 0;
     for (int64_t i = 0; i < n; i++) {
         const int64_t b0 = bs > 1 ? i / bs * bs : i;
-        bound[i] = err_bound(t, x + b0, bs > 1 ? bs : 1, x[i]);
+        bound[i] = quant_err_bound(t, x + b0, bs > 1 ? bs : 1, x[i]);
         if (!(fabsf(x[i] - y[i]) <= bound[i]) && bad++ < 3)
             CHECK_MSG(0, "%s value %lld: x %.9g, decoded %.9g, bound %.3g",
                       rf_type_get((uint32_t)t)->name, (long long)i, (double)x[i], (double)y[i],
