@@ -23,14 +23,8 @@
 #include <sys/stat.h>
 
 #include "bench/bench.h"
-#include "util/file.h"
-
-#if defined(__has_include)
-#if __has_include("format/quantize.h")
 #include "format/quantize.h"
-#define RF_HAVE_QUANTIZE 1
-#endif
-#endif
+#include "util/file.h"
 
 /* The model file a local backend's URI names ("local:PATH"). */
 static const char *path_of(const rf_bench_backend *bb) {
@@ -48,7 +42,6 @@ static rf_status ensure_variant(rf_bench *b, const rf_bench_backend *bb, const c
     if (!stat(out, &os) && os.st_mtime >= ss.st_mtime) return RF_OK;
     rf_status st = rf_make_parents(out, err);
     if (st) return st;
-#ifdef RF_HAVE_QUANTIZE
     rf_quantize_opts o;
     rf_quantize_opts_init(&o);
     static const rf_type types[RF_VARIANT_COUNT] = {
@@ -64,14 +57,12 @@ static rf_status ensure_variant(rf_bench *b, const rf_bench_backend *bb, const c
     o.threads = bb->cfg.threads;
     rf_quantize_report rep;
     rf_bench_log(b, "precision: building %s from %s", out, src);
-    return rf_quantize_file(src, out, &o, &rep, err);
-#else
-    (void)b;
-    return rf_error_set(err, RF_ERR_UNSUPPORTED,
-                        "%s is missing and this build has no quantizer (roofline quantize) to "
-                        "build it: make it by hand (%s requantized to %s)",
-                        out, src, bb->variant);
-#endif
+    st = rf_quantize_file(src, out, &o, &rep, err);
+    if (!st)
+        rf_bench_log(b, "precision: %s: %d tensors converted, %d kept, %d fell back%s%s", out,
+                     rep.n_quantized, rep.n_kept, rep.n_fallback, rep.n_fallback ? ": " : "",
+                     rep.fallback);
+    return st;
 }
 
 /* One turn of backend bb: open it, run the suites (accuracy and agent on its first turn only),

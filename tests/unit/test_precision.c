@@ -2,13 +2,13 @@
  *  - rf_drift_judge: seed 003's A/B/A (51.3, 105.1, 51.5) is "higher"; a difference no larger
  *    than the A-to-A drift is "within drift", whichever its sign; a larger fall is "lower";
  *    a missing figure is "unknown"; the JSON carries the same figures.
- *  - The study: a tiny as-shipped model and a Q8_0 variant made by hand in the variants
- *    directory (newer than the source, so it is used as it is), plus the widened variant: the
- *    run expands into three backends, runs A B1 A B2 A (A's later turns under phases
- *    "precision a2", "precision a3"), and the summary's precision section has a row per
- *    variant with its decode, ceiling inputs, accuracy, answers identical to A's and each
- *    variant's drift judgement; the saved run.json reads back with the same backends (not
- *    expanded twice); the report has the precision table and chart.
+ *  - The study: a tiny as-shipped model, a Q8_0 variant made by hand in the variants
+ *    directory (newer than the source, so it is used as it is), a BF16 one the study builds
+ *    with the quantizer, and the widened one: the run expands into four backends, runs
+ *    A B1 A B2 A B3 A (A's later turns under phases "precision a2" ...), and the summary's
+ * precision section has a row per variant with its decode, ceiling inputs, accuracy, answers
+ * identical to A's and each variant's drift judgement; the saved run.json reads back with the same
+ * backends (not expanded twice); the report has the precision table and chart.
  *  - Bad input: unknown or as-shipped variants, a suite the study does not run, "widen" on an
  *    HTTP backend.
  */
@@ -113,7 +113,7 @@ static void test_study(void) {
     char text[2048];
     snprintf(text, sizeof text,
              "{\"precision\": {\"model\": \"%s\", \"dir\": \"%s\", \"variants\": [\"q8_0\", "
-             "\"widen\"], \"suites\": [\"speed\", \"load\", \"accuracy\"]},\n"
+             "\"bf16\", \"widen\"], \"suites\": [\"speed\", \"load\", \"accuracy\"]},\n"
              " \"suites\": [\"precision\"], \"speed\": {\"runs\": 1, \"max_tokens\": 6},\n"
              " \"load\": {\"levels\": [1, 2], \"requests\": 2, \"max_tokens\": 4, \"warmup\": 0},\n"
              " \"accuracy\": {\"max_tokens\": 3}, \"membw\": false, \"out\": \"%s\"}\n",
@@ -122,14 +122,14 @@ static void test_study(void) {
     rf_runfile rf;
     rf_error err = {0};
     CHECK_MSG(parse_file(runf, &rf, &err) == RF_OK, "%s", err.msg);
-    CHECK(rf.desc.n_backends == 3);
+    CHECK(rf.desc.n_backends == 4);
     CHECK(rf.desc.precision);
     int widened = 0, variants = 0;
     for (int i = 0; i < rf.desc.n_backends; i++) {
         variants += rf.desc.backends[i].variant != NULL;
         widened += rf.desc.backends[i].cfg.widen;
     }
-    CHECK(variants == 3 && widened == 1);
+    CHECK(variants == 4 && widened == 1);
     for (int i = 0; i < rf.desc.n_backends; i++) rf.desc.backends[i].cfg.threads = 2;
     volatile sig_atomic_t stop = 0;
     rf_bench *b = NULL;
@@ -153,11 +153,11 @@ static void test_study(void) {
     json_t *sum = json_load_file(path, 0, &je);
     CHECK(sum != NULL);
     const json_t *prec = json_object_get(sum, "precision");
-    CHECK(json_array_size(json_object_get(prec, "rows")) == 3);
+    CHECK(json_array_size(json_object_get(prec, "rows")) == 4);
     const json_t *turns = json_object_get(prec, "shipped_turns");
-    CHECK(json_array_size(turns) == 3);
-    static const char *const phases[3] = {"", "precision a2", "precision a3"};
-    for (size_t k = 0; k < 3; k++) {
+    CHECK(json_array_size(turns) == 4);
+    static const char *const phases[4] = {"", "precision a2", "precision a3", "precision a4"};
+    for (size_t k = 0; k < 4; k++) {
         const json_t *t = json_array_get(turns, k);
         const char *ph = json_string_value(json_object_get(t, "phase"));
         CHECK(ph && !strcmp(ph, phases[k]));
@@ -165,8 +165,12 @@ static void test_study(void) {
         CHECK(json_real_value(json_object_get(t, "output_tok_s_top")) > 0);
     }
     const json_t *a = row_named(prec, "shipped"), *q8 = row_named(prec, "q8_0");
-    const json_t *wd = row_named(prec, "widen");
-    CHECK(a && q8 && wd);
+    const json_t *wd = row_named(prec, "widen"), *bf = row_named(prec, "bf16");
+    CHECK(a && q8 && wd && bf);
+    /* the BF16 variant was built by the quantizer: 2 bytes a weight, more than Q8_0's */
+    CHECK(json_integer_value(json_object_get(bf, "file_bytes")) >
+          json_integer_value(json_object_get(q8, "file_bytes")));
+    CHECK(json_integer_value(json_object_get(bf, "identical_of")) == 40);
     CHECK(json_is_true(json_object_get(wd, "widened")));
     CHECK(!json_is_true(json_object_get(q8, "widened")));
     /* the Q8_0 file is larger than the Q4_0 one; the widened one is the same file */
@@ -189,10 +193,10 @@ static void test_study(void) {
     CHECK(file_has(path, "## Precision"));
     snprintf(path, sizeof path, "%s/report.html", out);
     CHECK(file_has(path, "c-precision"));
-    /* the saved description reads back with its three backends, not six */
+    /* the saved description reads back with its four backends, not eight */
     snprintf(path, sizeof path, "%s/run.json", out);
     CHECK_MSG(parse_file(path, &rf, &err) == RF_OK, "%s", err.msg);
-    CHECK(rf.desc.n_backends == 3);
+    CHECK(rf.desc.n_backends == 4);
     rf_runfile_free(&rf);
 }
 
