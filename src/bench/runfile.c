@@ -17,7 +17,9 @@ void rf_runfile_help(FILE *f) {
         "Sends the same work to one or more backends and writes a scoreboard and a report. With\n"
         "no --run and no --backend: data/runs/default.json, the embedded models in-process side\n"
         "by side (Qwen2.5-Coder 0.5B and Gemma 3 270M: speed, load at 1, 4, 16, accuracy, agent,\n"
-        "probe; SmolLM2 135M: speed and accuracy). Results go to runs/<UTC time>/: run.json,\n"
+        "probe; SmolLM2 135M: speed and accuracy), then a short precision study of SmolLM2\n"
+        "(as shipped, Q8_0, widened: speed, load, accuracy, A B A B A). Results go to runs/<UTC "
+        "time>/: run.json,\n"
         "records.jsonl (one line per request, written as each completes), runlog.jsonl, and the\n"
         "report computed from them: summary.json, report.md (printed), report.html, csv/.\n"
         "Ctrl-C stops the run and reports what finished; --resume continues it.\n"
@@ -30,7 +32,9 @@ void rf_runfile_help(FILE *f) {
         "  --model NAME          model name sent to openai backends (default: the server's first)\n"
         "  --api-key-env VAR     environment variable holding the API key (default "
         "OPENAI_API_KEY, when set)\n"
-        "  --suites LIST         comma list of speed,load,accuracy,agent,probe\n"
+        "  --suites LIST         comma list of speed,load,accuracy,agent,probe,precision\n"
+        "                        (precision: the run file's study, else Qwen2.5-Coder 0.5B's\n"
+        "                        five variants; docs/bench.md)\n"
         "  --speed-runs N        speed runs (3)          --speed-tokens N  tokens per run (512)\n"
         "  --levels LIST         load concurrency levels (1,4,16)\n"
         "  --requests N          load requests per level (max(8, 2*level))\n"
@@ -77,6 +81,7 @@ void rf_runfile_help(FILE *f) {
         "                \"hardware\": {\"name\": \"NVIDIA L4\", \"mem_bw_gbs\": 300, \"mem_gb\": "
         "24},\n"
         "                \"model_file\": \"gemma.gguf\", \"bytes_per_token\": 0,\n"
+        "                \"widen\": false,  (local only: the engine's widened matmul path)\n"
         "                \"suites\": [\"speed\"]}],  (the suites this backend is in; default all)\n"
         "                (model_file or bytes_per_token: the roofline's bytes per decoded token)\n"
         "  \"suites\": [\"speed\", \"load\", \"accuracy\", \"agent\", \"probe\"],   (not empty)\n"
@@ -134,7 +139,8 @@ static rf_status set_suite(ctx *c, rf_run_desc *d, const char *path, const char 
         d->precision = true;
     else {
         char m[160];
-        snprintf(m, sizeof m, "unknown suite '%.40s' (speed, load, accuracy, agent, probe)", s);
+        snprintf(m, sizeof m,
+                 "unknown suite '%.40s' (speed, load, accuracy, agent, probe, precision)", s);
         return bad(c, path, m);
     }
     return RF_OK;
@@ -716,7 +722,7 @@ static rf_status parse_args(int argc, char **argv, rf_runfile *rf, int *want_hel
         else if (!strcmp(a, "--api-key-env"))
             key_env = v;
         else if (!strcmp(a, "--suites")) {
-            d->speed = d->load = d->accuracy = d->agent = d->probe = false;
+            d->speed = d->load = d->accuracy = d->agent = d->probe = d->precision = false;
             d->suites_set = true;
             char *buf = own_copy(rf, v);
             if (!buf) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
