@@ -18,7 +18,7 @@ while [ $# -gt 0 ]; do
 done
 
 apt_pkgs=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
-          libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev python3 python3-pip ca-certificates
+          libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev libssl-dev zlib1g-dev python3 python3-pip ca-certificates
           gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # NEON check
           chromium curl)  # the report checked in a real browser (tests/browser/)
 missing=()
