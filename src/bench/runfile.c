@@ -73,6 +73,7 @@ void rf_runfile_help(FILE *f) {
         "                \"price\": {\"usd_per_hour\": 0.8048, \"usd_per_m_input\": 0,\n"
         "                          \"usd_per_m_output\": 0, \"instance\": \"g6.xlarge\"},\n"
         "                          (instance: a name of data/prices.json)\n"
+        "                \"instance\": \"g6.xlarge\",  (short for price.instance)\n"
         "                \"hardware\": {\"name\": \"NVIDIA L4\", \"mem_bw_gbs\": 300, \"mem_gb\": "
         "24},\n"
         "                \"model_file\": \"gemma.gguf\", \"bytes_per_token\": 0,\n"
@@ -135,11 +136,24 @@ static rf_status set_suite(ctx *c, rf_run_desc *d, const char *path, const char 
 static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     char path[64];
     snprintf(path, sizeof path, "backends[%d]", i);
-    static const char *const keys[] = {
-        "name",     "uri",        "model",           "api_key_env", "threads",
-        "max_seqs", "n_ctx",      "timeout_s",       "stall_s",     "price",
-        "hardware", "extra_body", "max_reply_bytes", "model_file",  "bytes_per_token",
-        "suites",   NULL};
+    static const char *const keys[] = {"name",
+                                       "uri",
+                                       "model",
+                                       "api_key_env",
+                                       "threads",
+                                       "max_seqs",
+                                       "n_ctx",
+                                       "timeout_s",
+                                       "stall_s",
+                                       "price",
+                                       "hardware",
+                                       "extra_body",
+                                       "max_reply_bytes",
+                                       "model_file",
+                                       "bytes_per_token",
+                                       "suites",
+                                       "instance",
+                                       NULL};
     rf_status st = rf_jr_keys(c, o, path, keys);
     if (!st) st = rf_jr_str(c, o, path, "name", RF_JR_NULLABLE | RF_JR_NONEMPTY, &bb->cfg.name);
     if (!st) st = rf_jr_str(c, o, path, "uri", RF_JR_NULLABLE | RF_JR_NONEMPTY, &bb->cfg.uri);
@@ -207,6 +221,16 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
         if (!st) st = rf_jr_num(c, price, p, "usd_per_m_output", 0, 0, 1e6, &bb->usd_per_m_output);
         if (st) return st;
     }
+    /* "instance": "g6.xlarge", the short form of price.instance */
+    const char *inst = NULL;
+    st = rf_jr_str(c, o, path, "instance", RF_JR_NULLABLE | RF_JR_NONEMPTY, &inst);
+    if (st) return st;
+    if (inst && bb->price_instance && strcmp(inst, bb->price_instance)) {
+        char p[96];
+        snprintf(p, sizeof p, "%s.instance", path);
+        return bad(c, p, "names another instance type than price.instance");
+    }
+    if (inst) bb->price_instance = inst;
     json_t *hw = json_object_get(o, "hardware");
     if (hw) {
         char p[96];
@@ -235,6 +259,48 @@ static rf_status parse_levels(ctx *c, json_t *a, rf_run_desc *d) {
     return RF_OK;
 }
 
+/* A value left as the example run files' placeholders ("<your-region>"): the first string of v
+ * (depth first) that holds one, its path in path. */
+#define PLACEHOLDER "<your-"
+static const char *find_placeholder(const json_t *v, char *path, size_t cap) {
+    size_t n = strlen(path);
+    if (json_is_string(v))
+        return strstr(json_string_value(v), PLACEHOLDER) ? json_string_value(v) : NULL;
+    if (json_is_object(v)) {
+        const char *k;
+        const json_t *x;
+        json_object_foreach((json_t *)v, k, x) {
+            snprintf(path + n, cap - n, "%s%s", n ? "." : "", k);
+            const char *s = find_placeholder(x, path, cap);
+            if (s) return s;
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        const json_t *x;
+        json_array_foreach(v, i, x) {
+            snprintf(path + n, cap - n, "[%zu]", i);
+            const char *s = find_placeholder(x, path, cap);
+            if (s) return s;
+        }
+    }
+    path[n] = 0;
+    return NULL;
+}
+
+static rf_status check_placeholders(const char *name, const json_t *root, rf_error *err) {
+    char path[256] = "";
+    const char *s = find_placeholder(root, path, sizeof path);
+    if (!s) return RF_OK;
+    const char *p = strstr(s, PLACEHOLDER), *end = strchr(p, '>');
+    int len = end ? (int)(end - p + 1) : (int)strlen(p);
+    char shown[160];
+    return rf_error_set(err, RF_ERR_ARG,
+                        "%s: %s: '%s' still holds the placeholder '%.*s': replace it with your "
+                        "own value (README.md, \"Reproducing the seeds on your own AWS account\")",
+                        name, path, rf_escaped(s, strlen(s), shown, sizeof shown),
+                        len > 60 ? 60 : len, p);
+}
+
 rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *rf, rf_error *err) {
     ctx c = rf_jr_make(name, RF_ERR_ARG, err);
     c.style = RF_JR_STYLE_PATH;
@@ -250,6 +316,8 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
         return rf_error_set(err, RF_ERR_NOMEM, "%s: out of memory", name);
     }
     rf_run_desc *d = &rf->desc;
+    rf_status pst = check_placeholders(name, root, err);
+    if (pst) return pst;
     static const char *const keys[] = {"backends", "suites", "speed", "load",  "accuracy", "agent",
                                        "probe",    "aba",    "out",   "membw", "slo",      NULL};
     rf_status st = rf_jr_keys(&c, root, "run", keys);
