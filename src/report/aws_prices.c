@@ -289,8 +289,12 @@ static rf_status post_page(const rf_aws_creds *creds, const char *region, const 
         const char *type = json_string_value(json_object_get(e, "__type"));
         const char *msg = json_string_value(json_object_get(e, "message"));
         if (!msg) msg = json_string_value(json_object_get(e, "Message"));
-        st = rf_error_set(err, RF_ERR_IO, "GetProducts at %s: HTTP %ld %s: %.200s", url, code,
-                          type ? type : "", msg ? msg : "(no message)");
+        /* the first line only: AWS's signature errors go on to quote the canonical request,
+         * which holds the session token when it was signed */
+        int line = msg ? (int)strcspn(msg, "\r\n") : 0;
+        st = rf_error_set(err, RF_ERR_IO, "GetProducts at %s: HTTP %ld %s: %.*s", url, code,
+                          type ? type : "", msg ? (line > 200 ? 200 : line) : 12,
+                          msg ? msg : "(no message)");
         json_decref(e);
     }
 out:

@@ -403,3 +403,62 @@ def test_converse_openai_translation():
     args = "".join(p["delta"]["toolUse"]["input"] for k, p in ev
                    if k == "contentBlockDelta" and "toolUse" in p["delta"])
     assert json.loads(args) == {"a": 1}
+
+
+# ---------------------------------------------------------------- --upstream: an OpenAI server
+
+@pytest.fixture
+def upstream():
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "bench"))
+    import benchlib
+    if not os.path.exists(benchlib.ROOFLINE):
+        pytest.skip(f"{benchlib.ROOFLINE} is not built")
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".log") as log:
+        fs = benchlib.FakeServer(["--ttft-ms", "1", "--gap-ms", "1"], log.name)
+        try:
+            with fake_aws.FakeAws(upstream=fs.url, gap_s=0) as f:
+                yield f
+        finally:
+            fs.stop()
+
+
+def test_upstream_converse_and_sagemaker(upstream):
+    br = client(upstream, "bedrock-runtime")
+    r = br.converse(modelId=NOVA, messages=MSG, inferenceConfig={"maxTokens": 5})
+    assert r["output"]["message"]["content"][0]["text"].split() == ["tok"] * 5
+    assert r["usage"]["outputTokens"] == 5 and r["stopReason"] in ("end_turn", "max_tokens")
+    r = br.converse_stream(modelId=NOVA, messages=MSG, inferenceConfig={"maxTokens": 4})
+    ev = list(r["stream"])
+    text = "".join(e["contentBlockDelta"]["delta"].get("text", "") for e in ev
+                   if "contentBlockDelta" in e)
+    assert text.split() == ["tok"] * 4 and ev[-1]["metadata"]["usage"]["outputTokens"] == 4
+    # a tool call the upstream makes (the fake backend's "fake" field, sent through
+    # additionalModelRequestFields) comes back as a toolUse block
+    tools = {"tools": [{"toolSpec": {"name": "count_ids", "inputSchema": {"json": {
+        "type": "object"}}}}]}
+    r = br.converse_stream(modelId=NOVA, messages=MSG, toolConfig=tools,
+                           additionalModelRequestFields={"fake": {"tool_call": {
+                               "name": "count_ids", "arguments": {"op": ">=", "threshold": 10}}}})
+    ev = list(r["stream"])
+    start = [e["contentBlockStart"]["start"]["toolUse"] for e in ev if "contentBlockStart" in e]
+    assert start and start[0]["name"] == "count_ids"
+    args = "".join(e["contentBlockDelta"]["delta"]["toolUse"]["input"] for e in ev
+                   if "contentBlockDelta" in e and "toolUse" in e["contentBlockDelta"]["delta"])
+    assert json.loads(args) == {"op": ">=", "threshold": 10}
+    assert ev[-2]["messageStop"]["stopReason"] == "tool_use"
+    sm = client(upstream, "sagemaker-runtime")
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}],
+                       "max_tokens": 3})
+    out = json.loads(sm.invoke_endpoint(EndpointName="ep", Body=body,
+                                        ContentType="application/json")["Body"].read())
+    assert out["choices"][0]["message"]["content"].split() == ["tok"] * 3
+    r = sm.invoke_endpoint_with_response_stream(EndpointName="ep", Body=body,
+                                                ContentType="application/json")
+    sse = b"".join(e["PayloadPart"]["Bytes"] for e in r["Body"]).decode()
+    datas = [ln[6:] for ln in sse.split("\n") if ln.startswith("data: ")]
+    assert datas[-1] == "[DONE]"
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in map(json.loads, datas[:-1])
+                   if c.get("choices"))
+    assert text.split() == ["tok"] * 3
