@@ -552,6 +552,24 @@ def _words(text):
     return re.findall(r"\S+\s*", text)
 
 
+def tool_result_value(result):
+    """What the recorded answer quotes from a toolResult: its "count" when the content is (or
+    holds as text) a JSON object with one, else the text itself."""
+    parts = []
+    for c in result.get("content", []):
+        v = c.get("json")
+        if v is None:
+            try:
+                v = json.loads(c.get("text", ""))
+            except ValueError:
+                v = c.get("text", "")
+        parts.append(v)
+    for v in parts:
+        if isinstance(v, dict) and "count" in v:
+            return str(v["count"])
+    return " ".join(p if isinstance(p, str) else json.dumps(p) for p in parts).strip()
+
+
 def recorded_converse(req, force_tool=False):
     """The recorded reply for a Converse request (a ConverseResponse dict)."""
     tools = (req.get("toolConfig") or {}).get("tools") or []
@@ -562,9 +580,8 @@ def recorded_converse(req, force_tool=False):
         rec = load_recorded("converse_tool_use.json")
         if results:
             r = copy.deepcopy(rec["after_result"])
-            value = "".join(c.get("text", json.dumps(c.get("json"))) for c in results[0]["content"])
             blk = r["output"]["message"]["content"][0]
-            blk["text"] = blk["text"].replace("{result}", value.strip())
+            blk["text"] = blk["text"].replace("{result}", tool_result_value(results[0]))
             return r
         r = copy.deepcopy(rec["tool_use"])
         if tools:

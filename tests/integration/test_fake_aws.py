@@ -36,9 +36,11 @@ def fake(request):
         yield f
 
 
+SESSION = botocore.session.Session()  # one session: its loader keeps the service models
+
+
 def client(fake, service, region="us-east-1", token="same", config=NO_RETRY, secret=None):
-    s = botocore.session.Session()
-    return s.create_client(service, region_name=region, endpoint_url=fake.url,
+    return SESSION.create_client(service, region_name=region, endpoint_url=fake.url,
                            aws_access_key_id=TEST_ACCESS_KEY,
                            aws_secret_access_key=secret or TEST_SECRET_KEY,
                            aws_session_token=fake.session_token if token == "same" else token,
@@ -462,3 +464,9 @@ def test_upstream_converse_and_sagemaker(upstream):
     text = "".join(c["choices"][0]["delta"].get("content") or "" for c in map(json.loads, datas[:-1])
                    if c.get("choices"))
     assert text.split() == ["tok"] * 3
+
+
+def test_recorded_tool_result_quotes_the_count():
+    assert fake_aws.tool_result_value({"content": [{"text": '{"count": 8, "filter": "id >= 10"}'}]}) == "8"
+    assert fake_aws.tool_result_value({"content": [{"json": {"count": 3}}]}) == "3"
+    assert fake_aws.tool_result_value({"content": [{"text": "seven"}]}) == "seven"

@@ -101,3 +101,64 @@ def test_unknown_instance_and_bad_credentials(fake, tmp_path):
     assert not (tmp_path / "p2.json").exists()
     no_secret(r.stdout, r.stderr)
     assert bad not in r.stdout + r.stderr
+
+
+# ---------------------------------------------------------------- run files naming instance types
+
+@pytest.fixture
+def openai_fake(tmp_path):
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import benchlib
+    fs = benchlib.FakeServer(["--ttft-ms", "1", "--gap-ms", "1"], str(tmp_path / "fake.log"))
+    try:
+        yield fs
+    finally:
+        fs.stop()
+
+
+def bench(tmp_path, run):
+    rf = tmp_path / "run.json"
+    rf.write_text(json.dumps(run))
+    return subprocess.run([BIN, "bench", "--run", str(rf), "--no-progress"], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_bench_resolves_instance_through_prices_file(tmp_path, openai_fake):
+    out = tmp_path / "run"
+    run = {"backends": [{"name": "g6", "uri": "openai:" + openai_fake.url,
+                         "instance": "g6.xlarge"}],
+           "suites": ["speed"], "speed": {"runs": 1, "max_tokens": 8}, "membw": False,
+           "out": str(out)}
+    r = bench(tmp_path, run)
+    assert r.returncode == 0, r.stderr
+    cost = json.loads((out / "summary.json").read_text())["cost"]["backends"]["g6"]
+    prices = json.load(open(os.path.join(ROOT, "data", "prices.json")))["instances"]["g6.xlarge"]
+    assert cost["kind"] == "instance" and cost["usd_per_hour"] == prices["usd_per_hour"]
+    assert cost["price"] == {"instance": "g6.xlarge", "usd_per_hour": prices["usd_per_hour"],
+                             "source": prices["source"], "date": prices["date"]}
+    saved = json.loads((out / "run.json").read_text())["backends"][0]["price"]
+    assert saved["instance"] == "g6.xlarge"
+    # an instance type the prices file lacks: refused before anything is sent
+    run["backends"][0]["instance"] = "p9.huge"
+    run["out"] = str(tmp_path / "run2")
+    r = bench(tmp_path, run)
+    assert r.returncode == 2
+    assert "p9.huge" in r.stderr and "prices.json" in r.stderr and "backend 'g6'" in r.stderr
+    assert not (tmp_path / "run2" / "records.jsonl").exists()
+
+
+def test_seeds_six_refused_until_placeholders_replaced(tmp_path):
+    src = os.path.join(ROOT, "data", "runs", "seeds-six.json")
+    r = subprocess.run([BIN, "bench", "--run", src], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "placeholder '<your-region>'" in r.stderr and "backends[0].uri" in r.stderr
+    run = json.load(open(src))
+    names = {b["name"] for b in run["backends"]}
+    assert names == {"bedrock", "sagemaker", "g6", "g5g", "inf2", "trn1"}
+    prices = json.load(open(os.path.join(ROOT, "data", "prices.json")))
+    for b in run["backends"]:
+        if "instance" in b:  # every instance type has a price with its source and date
+            e = prices["instances"][b["instance"]]
+            assert e["usd_per_hour"] > 0 and e["source"] and e["date"]
+    nova = prices["per_token"]["amazon.nova-micro-v1:0"]
+    assert nova["usd_per_m_input"] == 0.035 and nova["usd_per_m_output"] == 0.14
