@@ -53,6 +53,9 @@ typedef struct rf_bench_backend {
     double bytes_per_token;     /* or the bytes read per decoded token, given (0: unknown) */
     unsigned suites;            /* the run's suites this backend takes part in: a bit per
                                  * RF_SUITE_* (0: all of them) */
+    bool no_stream;             /* run file "stream": false: every request asks for one whole
+                                 * body (SageMaker InvokeEndpoint, Converse) instead of a stream;
+                                 * TTFT is then the whole reply's time */
     rf_backend *b;              /* NULL when it failed to open (open_error says why) */
     char open_error[RF_ERROR_MSG_MAX];
 } rf_bench_backend;

@@ -77,7 +77,10 @@ void rf_runfile_help(FILE *f) {
         "                \"hardware\": {\"name\": \"NVIDIA L4\", \"mem_bw_gbs\": 300, \"mem_gb\": "
         "24},\n"
         "                \"model_file\": \"gemma.gguf\", \"bytes_per_token\": 0,\n"
-        "                \"suites\": [\"speed\"]}],  (the suites this backend is in; default all)\n"
+        "                \"suites\": [\"speed\"],  (the suites this backend is in; default all)\n"
+        "                \"stream\": true,  (false: one whole body per request, no stream)\n"
+        "                \"retry_max\": 3, \"retry_base_s\": 1, \"retry_cap_s\": 20}],\n"
+        "                (throttled AWS requests: retries, full-jitter backoff; -1: none)\n"
         "                (model_file or bytes_per_token: the roofline's bytes per decoded token)\n"
         "  \"suites\": [\"speed\", \"load\", \"accuracy\", \"agent\", \"probe\"],   (not empty)\n"
         "  \"speed\": {\"runs\": 3, \"max_tokens\": 512, \"prompt\": \"...\"},\n"
@@ -136,24 +139,12 @@ static rf_status set_suite(ctx *c, rf_run_desc *d, const char *path, const char 
 static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     char path[64];
     snprintf(path, sizeof path, "backends[%d]", i);
-    static const char *const keys[] = {"name",
-                                       "uri",
-                                       "model",
-                                       "api_key_env",
-                                       "threads",
-                                       "max_seqs",
-                                       "n_ctx",
-                                       "timeout_s",
-                                       "stall_s",
-                                       "price",
-                                       "hardware",
-                                       "extra_body",
-                                       "max_reply_bytes",
-                                       "model_file",
-                                       "bytes_per_token",
-                                       "suites",
-                                       "instance",
-                                       NULL};
+    static const char *const keys[] = {
+        "name",        "uri",        "model",           "api_key_env", "threads",
+        "max_seqs",    "n_ctx",      "timeout_s",       "stall_s",     "price",
+        "hardware",    "extra_body", "max_reply_bytes", "model_file",  "bytes_per_token",
+        "suites",      "instance",   "stream",          "retry_max",   "retry_base_s",
+        "retry_cap_s", NULL};
     rf_status st = rf_jr_keys(c, o, path, keys);
     if (!st) st = rf_jr_str(c, o, path, "name", RF_JR_NULLABLE | RF_JR_NONEMPTY, &bb->cfg.name);
     if (!st) st = rf_jr_str(c, o, path, "uri", RF_JR_NULLABLE | RF_JR_NONEMPTY, &bb->cfg.uri);
@@ -190,6 +181,13 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
         }
     }
     if (!st) st = rf_jr_num(c, o, path, "bytes_per_token", 0, 0, 1e15, &bb->bytes_per_token);
+    bool stream = !bb->no_stream;
+    if (!st) st = rf_jr_bool(c, o, path, "stream", 0, &stream);
+    bb->no_stream = !stream;
+    /* throttled requests (AWS backends): -1 no retries, 0 the default */
+    if (!st) st = rf_jr_i32(c, o, path, "retry_max", 0, -1, 100, &bb->cfg.retry_max);
+    if (!st) st = rf_jr_num(c, o, path, "retry_base_s", 0, 0, 3600, &bb->cfg.retry_base_s);
+    if (!st) st = rf_jr_num(c, o, path, "retry_cap_s", 0, 0, 3600, &bb->cfg.retry_cap_s);
     if (st) return st;
     bb->cfg.max_reply_bytes = (int64_t)cap;
     json_t *xb = json_object_get(o, "extra_body");
@@ -865,6 +863,10 @@ json_t *rf_run_desc_to_json(const rf_run_desc *d) {
         }
         if (bb->bytes_per_token > 0)
             json_object_set_new(b, "bytes_per_token", json_real(bb->bytes_per_token));
+        if (bb->no_stream) json_object_set_new(b, "stream", json_false());
+        if (c->retry_max) json_object_set_new(b, "retry_max", json_integer(c->retry_max));
+        if (c->retry_base_s > 0) json_object_set_new(b, "retry_base_s", json_real(c->retry_base_s));
+        if (c->retry_cap_s > 0) json_object_set_new(b, "retry_cap_s", json_real(c->retry_cap_s));
         json_array_append_new(bs, b);
     }
     json_object_set_new(o, "backends", bs);
