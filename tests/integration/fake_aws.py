@@ -722,6 +722,18 @@ class FakeAws:
         self.catalogue = price_catalogue()
         self.httpd = None
 
+    def upstream_model(self):
+        """The model the upstream serves (its GET /models' first id), asked once: a Bedrock
+        model id means nothing to it."""
+        with self.lock:
+            if getattr(self, "_upstream_model", None) is None:
+                try:
+                    with urllib.request.urlopen(self.upstream + "/models", timeout=30) as r:
+                        self._upstream_model = json.loads(r.read())["data"][0]["id"]
+                except (OSError, ValueError, KeyError, IndexError):
+                    self._upstream_model = ""
+            return self._upstream_model
+
     def script(self, name, steps):
         for s in steps:
             if s not in STEPS:
@@ -945,7 +957,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         t0 = time.monotonic()
         if self.fake.upstream and step != "tool":
             try:
-                up = self._upstream(converse_to_openai(req, model, stream), stream)
+                up = self._upstream(converse_to_openai(req, self.fake.upstream_model() or model,
+                                                       stream), stream)
             except urllib.error.HTTPError as e:
                 return self._error(e.code if e.code in (400, 429) else 424,
                                    "ValidationException" if e.code == 400 else

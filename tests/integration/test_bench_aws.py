@@ -167,11 +167,47 @@ def test_error_scenarios_are_records(tmp_path, fake):
     cls = [x["error_class"] for x in berr]
     assert cls[0] == "http_4xx" and berr[0]["http_status"] == 400
     assert cls[1] == "http_4xx" and berr[1]["http_status"] == 403
-    assert cls[2] == "model_error"
-    assert "ValidationException" in berr[0]["error"]
+    assert cls[2:] == ["model_error", "model_error", "server_error", "invalid_json"], cls
+    assert "ValidationException" in berr[0]["error"] and "request id" in berr[0]["error"]
+    assert "modelStreamErrorException" in berr[3]["error"]
+    assert "CRC" in berr[5]["error"]
     serr = [x for x in recs if x["backend"] == "serr"]
-    assert len(serr) == 6 and serr[0]["error_class"] == "model_error"
-    assert all(x["status"] == "error" for x in serr[:4])
+    assert [x["error_class"] for x in serr] == ["model_error", "model_error", "server_error",
+                                                "invalid_json", "ok", "ok"]
+    assert "ModelStreamError" in serr[1]["error"] and "CRC" in serr[3]["error"]
     thr = [x for x in recs if x["backend"] == "throttled"]
     assert thr and all(x["error_class"] == "throttled" and x["retries"] == 2 for x in thr)
+    assert_no_secret(out, r.stdout, r.stderr)
+
+
+def test_through_upstream_openai_server(tmp_path):
+    """The fake in front of `roofline fake-backend` (--upstream): the bench's Converse and
+    SageMaker requests are translated and answered by a real OpenAI server, which sends exactly
+    max_tokens tokens with usage: the C backends' maxTokens, the usage coming back and the
+    streams' events must all agree with it."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import benchlib
+    fs = benchlib.FakeServer(["--ttft-ms", "1", "--gap-ms", "1"], str(tmp_path / "fake.log"))
+    try:
+        with fake_aws.FakeAws(session_token=fake_aws.TEST_SESSION_TOKEN, upstream=fs.url,
+                              gap_s=0) as fake:
+            run = {"backends": [backend("nova", f"bedrock:us-east-1/{NOVA}"),
+                                backend("sm", f"sagemaker:us-east-1/{ENDPOINT}"),
+                                backend("sm-body", f"sagemaker:us-east-1/{ENDPOINT}",
+                                        stream=False)],
+                   "suites": ["speed", "load", "probe"], "speed": {"runs": 2, "max_tokens": 24},
+                   "load": {"levels": [2], "requests": 4, "max_tokens": 12, "warmup": 0},
+                   "membw": False}
+            r, out = run_bench(tmp_path, fake, run)
+            ops = {e["op"] for e in fake.log}
+    finally:
+        fs.stop()
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert ops == {"ConverseStream", "InvokeEndpointWithResponseStream", "InvokeEndpoint"}
+    recs = records(out)
+    assert recs and all(x["status"] == "ok" for x in recs)
+    for x in recs:
+        assert x["completion_tokens_server"] == x["max_tokens"], x
+        if x["backend"] != "sm-body" and x["suite"] != "probe":
+            assert x["content_events"] == x["max_tokens"]  # one "tok " per event
     assert_no_secret(out, r.stdout, r.stderr)
