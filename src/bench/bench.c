@@ -426,7 +426,7 @@ void rf_send_init(rf_send *s, rf_bench *b, rf_bench_backend *bb, const char *sui
     s->req.temperature = 0;
     s->req.top_p = 1;
     s->req.max_tokens = max_tokens;
-    s->req.stream = true;
+    s->req.stream = !bb->no_stream;
     s->req.max_reply_bytes = bb->cfg.max_reply_bytes;
     s->inflight_idx = -1;
     s->session = b->session;

@@ -70,6 +70,9 @@ typedef struct rf_bench_backend {
     const char *variant;        /* a precision-study variant ("shipped", "q8_0", ..., "widen";
                                  * suite_precision.c): in no other suite, opened only for its
                                  * turns in the study; NULL for an ordinary backend */
+    bool no_stream;             /* run file "stream": false: every request asks for one whole
+                                 * body (SageMaker InvokeEndpoint, Converse) instead of a stream;
+                                 * TTFT is then the whole reply's time */
     rf_backend *b;              /* NULL when it failed to open (open_error says why) */
     char open_error[RF_ERROR_MSG_MAX];
 } rf_bench_backend;

@@ -235,6 +235,13 @@ json_t *rf_record_of_send(const rf_send *s, const rf_record_ctx *c) {
     if (r->err) json_object_set_new(o, "error", rf_json_text(r->err_msg, strlen(r->err_msg)));
     json_object_set_new(o, "http_status", json_integer(r->http_status));
     json_object_set_new(o, "resends", json_integer(r->resends));
+    json_object_set_new(o, "retries", json_integer(r->retries));
+    if (r->retries) json_object_set_new(o, "retry_wait_ms", json_real(r->retry_wait_ms));
+    if (r->request_id[0])
+        json_object_set_new(o, "request_id", rf_json_text(r->request_id, strlen(r->request_id)));
+    if (r->server_latency_ms >= 0)
+        json_object_set_new(o, "server_latency_ms", json_real(r->server_latency_ms));
+    if (r->not_honoured[0]) json_object_set_new(o, "not_honoured", json_string(r->not_honoured));
     /* timestamps: ms since the session started, on the monotonic clock */
     json_object_set_new(o, "t_intended_ms", ms_since(c->t0, s->t_intended));
     json_object_set_new(o, "t_sent_ms", ms_since(c->t0, r->t_sent));
@@ -356,6 +363,14 @@ rf_status rf_record_restore(const json_t *rec, rf_send *s, int64_t base_ns, rf_e
     r->client_tokens = count_of(&c, "completion_tokens_client");
     r->http_status = (int)json_integer_value(json_object_get(rec, "http_status"));
     r->resends = (int32_t)json_integer_value(json_object_get(rec, "resends"));
+    r->retries = (int32_t)json_integer_value(json_object_get(rec, "retries"));
+    r->retry_wait_ms = json_number_value(json_object_get(rec, "retry_wait_ms"));
+    const char *rid = json_string_value(json_object_get(rec, "request_id"));
+    snprintf(r->request_id, sizeof r->request_id, "%s", rid ? rid : "");
+    const json_t *lat = json_object_get(rec, "server_latency_ms");
+    r->server_latency_ms = json_is_number(lat) ? json_number_value(lat) : -1;
+    const char *nh = json_string_value(json_object_get(rec, "not_honoured"));
+    snprintf(r->not_honoured, sizeof r->not_honoured, "%s", nh ? nh : "");
     const char *fr = json_string_value(json_object_get(rec, "finish_reason"));
     snprintf(r->finish_reason, sizeof r->finish_reason, "%s", fr ? fr : "");
     const json_t *ev = json_object_get(rec, "events_ms"),

@@ -78,11 +78,15 @@ void rf_runfile_help(FILE *f) {
         "                \"price\": {\"usd_per_hour\": 0.8048, \"usd_per_m_input\": 0,\n"
         "                          \"usd_per_m_output\": 0, \"instance\": \"g6.xlarge\"},\n"
         "                          (instance: a name of data/prices.json)\n"
+        "                \"instance\": \"g6.xlarge\",  (short for price.instance)\n"
         "                \"hardware\": {\"name\": \"NVIDIA L4\", \"mem_bw_gbs\": 300, \"mem_gb\": "
         "24},\n"
         "                \"model_file\": \"gemma.gguf\", \"bytes_per_token\": 0,\n"
         "                \"widen\": false,  (local only: the engine's widened matmul path)\n"
-        "                \"suites\": [\"speed\"]}],  (the suites this backend is in; default all)\n"
+        "                \"suites\": [\"speed\"],  (the suites this backend is in; default all)\n"
+        "                \"stream\": true,  (false: one whole body per request, no stream)\n"
+        "                \"retry_max\": 3, \"retry_base_s\": 1, \"retry_cap_s\": 20}],\n"
+        "                (throttled AWS requests: retries, full-jitter backoff; -1: none)\n"
         "                (model_file or bytes_per_token: the roofline's bytes per decoded token)\n"
         "  \"suites\": [\"speed\", \"load\", \"accuracy\", \"agent\", \"probe\"],   (not empty)\n"
         "  \"speed\": {\"runs\": 3, \"max_tokens\": 512, \"prompt\": \"...\"},\n"
@@ -217,10 +221,11 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     char path[64];
     snprintf(path, sizeof path, "backends[%d]", i);
     static const char *const keys[] = {
-        "name",     "uri",        "model",           "api_key_env", "threads",
-        "max_seqs", "n_ctx",      "timeout_s",       "stall_s",     "price",
-        "hardware", "extra_body", "max_reply_bytes", "model_file",  "bytes_per_token",
-        "suites",   "widen",      "variant",         NULL};
+        "name",        "uri",        "model",           "api_key_env", "threads",
+        "max_seqs",    "n_ctx",      "timeout_s",       "stall_s",     "price",
+        "hardware",    "extra_body", "max_reply_bytes", "model_file",  "bytes_per_token",
+        "suites",      "instance",   "stream",          "retry_max",   "retry_base_s",
+        "retry_cap_s", "widen",      "variant",         NULL};
     rf_status st = rf_jr_keys(c, o, path, keys);
     if (!st) st = rf_jr_str(c, o, path, "name", RF_JR_NULLABLE | RF_JR_NONEMPTY, &bb->cfg.name);
     if (!st) st = rf_jr_str(c, o, path, "uri", RF_JR_NULLABLE | RF_JR_NONEMPTY, &bb->cfg.uri);
@@ -259,6 +264,13 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     if (!st) st = rf_jr_num(c, o, path, "bytes_per_token", 0, 0, 1e15, &bb->bytes_per_token);
     if (!st) st = rf_jr_bool(c, o, path, "widen", 0, &bb->cfg.widen);
     if (!st) st = rf_jr_str(c, o, path, "variant", RF_JR_NULLABLE, &bb->variant);
+    bool stream = !bb->no_stream;
+    if (!st) st = rf_jr_bool(c, o, path, "stream", 0, &stream);
+    bb->no_stream = !stream;
+    /* throttled requests (AWS backends): -1 no retries, 0 the default */
+    if (!st) st = rf_jr_i32(c, o, path, "retry_max", 0, -1, 100, &bb->cfg.retry_max);
+    if (!st) st = rf_jr_num(c, o, path, "retry_base_s", 0, 0, 3600, &bb->cfg.retry_base_s);
+    if (!st) st = rf_jr_num(c, o, path, "retry_cap_s", 0, 0, 3600, &bb->cfg.retry_cap_s);
     if (st) return st;
     if (bb->variant && rf_variant_parse(bb->variant) < 0) {
         char p[96];
@@ -295,6 +307,16 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
         if (!st) st = rf_jr_num(c, price, p, "usd_per_m_output", 0, 0, 1e6, &bb->usd_per_m_output);
         if (st) return st;
     }
+    /* "instance": "g6.xlarge", the short form of price.instance */
+    const char *inst = NULL;
+    st = rf_jr_str(c, o, path, "instance", RF_JR_NULLABLE | RF_JR_NONEMPTY, &inst);
+    if (st) return st;
+    if (inst && bb->price_instance && strcmp(inst, bb->price_instance)) {
+        char p[96];
+        snprintf(p, sizeof p, "%s.instance", path);
+        return bad(c, p, "names another instance type than price.instance");
+    }
+    if (inst) bb->price_instance = inst;
     json_t *hw = json_object_get(o, "hardware");
     if (hw) {
         char p[96];
@@ -323,6 +345,48 @@ static rf_status parse_levels(ctx *c, json_t *a, rf_run_desc *d) {
     return RF_OK;
 }
 
+/* A value left as the example run files' placeholders ("<your-region>"): the first string of v
+ * (depth first) that holds one, its path in path. */
+#define PLACEHOLDER "<your-"
+static const char *find_placeholder(const json_t *v, char *path, size_t cap) {
+    size_t n = strlen(path);
+    if (json_is_string(v))
+        return strstr(json_string_value(v), PLACEHOLDER) ? json_string_value(v) : NULL;
+    if (json_is_object(v)) {
+        const char *k;
+        const json_t *x;
+        json_object_foreach((json_t *)v, k, x) {
+            snprintf(path + n, cap - n, "%s%s", n ? "." : "", k);
+            const char *s = find_placeholder(x, path, cap);
+            if (s) return s;
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        const json_t *x;
+        json_array_foreach(v, i, x) {
+            snprintf(path + n, cap - n, "[%zu]", i);
+            const char *s = find_placeholder(x, path, cap);
+            if (s) return s;
+        }
+    }
+    path[n] = 0;
+    return NULL;
+}
+
+static rf_status check_placeholders(const char *name, const json_t *root, rf_error *err) {
+    char path[256] = "";
+    const char *s = find_placeholder(root, path, sizeof path);
+    if (!s) return RF_OK;
+    const char *p = strstr(s, PLACEHOLDER), *end = strchr(p, '>');
+    int len = end ? (int)(end - p + 1) : (int)strlen(p);
+    char shown[160];
+    return rf_error_set(err, RF_ERR_ARG,
+                        "%s: %s: '%s' still holds the placeholder '%.*s': replace it with your "
+                        "own value (README.md, \"Reproducing the seeds on your own AWS account\")",
+                        name, path, rf_escaped(s, strlen(s), shown, sizeof shown),
+                        len > 60 ? 60 : len, p);
+}
+
 rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *rf, rf_error *err) {
     ctx c = rf_jr_make(name, RF_ERR_ARG, err);
     c.style = RF_JR_STYLE_PATH;
@@ -338,6 +402,8 @@ rf_status rf_runfile_parse_json(const char *name, const char *text, rf_runfile *
         return rf_error_set(err, RF_ERR_NOMEM, "%s: out of memory", name);
     }
     rf_run_desc *d = &rf->desc;
+    rf_status pst = check_placeholders(name, root, err);
+    if (pst) return pst;
     static const char *const keys[] = {"backends", "suites",    "speed", "load", "accuracy",
                                        "agent",    "probe",     "aba",   "out",  "membw",
                                        "slo",      "precision", NULL};
@@ -942,6 +1008,10 @@ json_t *rf_run_desc_to_json(const rf_run_desc *d) {
             json_object_set_new(b, "bytes_per_token", json_real(bb->bytes_per_token));
         if (c->widen) json_object_set_new(b, "widen", json_true());
         set_str_opt(b, "variant", bb->variant);
+        if (bb->no_stream) json_object_set_new(b, "stream", json_false());
+        if (c->retry_max) json_object_set_new(b, "retry_max", json_integer(c->retry_max));
+        if (c->retry_base_s > 0) json_object_set_new(b, "retry_base_s", json_real(c->retry_base_s));
+        if (c->retry_cap_s > 0) json_object_set_new(b, "retry_cap_s", json_real(c->retry_cap_s));
         json_array_append_new(bs, b);
     }
     json_object_set_new(o, "backends", bs);

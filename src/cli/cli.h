@@ -47,6 +47,7 @@ int cli_fake(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_report(int argc, char **argv);
 int cli_cost(int argc, char **argv);
+int cli_prices(int argc, char **argv);
 int cli_models(int argc, char **argv);
 
 #endif

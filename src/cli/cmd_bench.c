@@ -8,6 +8,7 @@
 
 #include "bench/bench.h"
 #include "bench/runfile.h"
+#include "report/econ.h"
 #include "report/report.h"
 #include "cli.h"
 
@@ -69,7 +70,8 @@ int cli_bench(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
 
-    st = rf_bench_preflight(&rf.desc, &err);
+    st = rf_econ_check_prices(&rf.desc, NULL, &err);
+    if (!st) st = rf_bench_preflight(&rf.desc, &err);
     if (st) {
         cli_errorf("bench", "%s", err.msg);
         rf_runfile_free(&rf);

@@ -27,6 +27,7 @@ static const verb_entry g_verbs[] = {
     {"fake-backend", cli_fake, "a fake OpenAI server with a programmed schedule and faults"},
     {"report", cli_report, "the report of run directories: figures, cost, roofline, HTML"},
     {"cost", cli_cost, "the cost model: $/M tokens, $/month, break-even against per-token prices"},
+    {"prices", cli_prices, "on-demand AWS prices (Price List API) into the prices file"},
     {"models", cli_models, "the embedded models, their files, licences, and which are installed"},
 };
 

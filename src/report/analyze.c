@@ -301,7 +301,7 @@ static json_t *level_section(const rf_run *r, const char *phase, const rf_bench_
         goto done;
     size_t nt = 0, np = 0, nq = 0, nl = 0, ng = 0, ne = 0, nu = 0, measured = 0;
     int ok = 0, good_n = 0, errs[RF_BK_ERROR_COUNT] = {0};
-    long long tokens = 0, requested = 0, short_of = 0, resends = 0;
+    long long tokens = 0, requested = 0, short_of = 0, resends = 0, retries = 0;
     for (size_t i = 0; i < n; i++) {
         rf_send *s = &v[i].s;
         if (s->warmup || !v[i].ok) continue;
@@ -315,6 +315,7 @@ static json_t *level_section(const rf_run *r, const char *phase, const rf_bench_
         rf_send_metrics m;
         rf_send_metrics_of(s, &m);
         resends += r2->resends;
+        retries += r2->retries;
         if (!m.ok) {
             errs[r2->err]++;
             continue;
@@ -361,6 +362,7 @@ static json_t *level_section(const rf_run *r, const char *phase, const rf_bench_
     json_object_set_new(out, "errors", json_integer(n_err));
     json_object_set_new(out, "errors_by_class", e);
     json_object_set_new(out, "resends", json_integer(resends));
+    json_object_set_new(out, "retries", json_integer(retries));
     json_object_set_new(out, "duration_s", dur > 0 ? json_real(dur) : json_null());
     json_object_set_new(out, "output_tokens", json_integer(tokens));
     json_object_set_new(out, "requested_tokens", json_integer(requested));

@@ -25,7 +25,7 @@ typedef struct priced {
     const char *label;
     rf_price p;
     bool known, per_token;
-    char source[256];
+    char source[512];
 } priced;
 
 static void price_of(const rf_catalog *cat, const rf_bench_backend *bb, const char *model,
@@ -42,7 +42,12 @@ static void price_of(const rf_catalog *cat, const rf_bench_backend *bb, const ch
         out->p.usd_per_m_output = bb->usd_per_m_output;
         snprintf(out->source, sizeof out->source, "run file");
         out->known = out->per_token = true;
-    } else if (bb->price_instance && rf_catalog_instance(cat, bb->price_instance, &out->p)) {
+    } else if (bb->price_instance) {
+        rf_error e = {0};
+        if (rf_catalog_need_instance(cat, bb->price_instance, &out->p, &e)) {
+            snprintf(out->source, sizeof out->source, "%s", e.msg); /* known stays false */
+            return;
+        }
         snprintf(out->source, sizeof out->source, "prices file: %s (%s, %s)", bb->price_instance,
                  out->p.source ? out->p.source : "no source",
                  out->p.date ? out->p.date : "no date");
@@ -195,6 +200,24 @@ static json_t *memory_of(const rf_catalog *cat, const rf_run *r, const rf_bench_
     return m;
 }
 
+rf_status rf_econ_check_prices(const rf_run_desc *d, const char *prices_path, rf_error *err) {
+    rf_catalog cat;
+    bool loaded = false;
+    rf_status st = RF_OK;
+    for (int i = 0; i < d->n_backends && !st; i++) {
+        const rf_bench_backend *bb = &d->backends[i];
+        if (!bb->price_instance || bb->usd_per_hour > 0 || bb->usd_per_m_output > 0) continue;
+        if (!loaded) rf_catalog_load(&cat, prices_path, NULL);
+        loaded = true;
+        rf_price p;
+        rf_error e = {0};
+        if (rf_catalog_need_instance(&cat, bb->price_instance, &p, &e))
+            st = rf_error_set(err, RF_ERR_ARG, "backend '%s': %s", bb->cfg.name, e.msg);
+    }
+    if (loaded) rf_catalog_free(&cat);
+    return st;
+}
+
 rf_status rf_econ_add(const rf_runset *rs, const rf_report_opts *opt, json_t *sum, rf_error *err) {
     (void)err;
     rf_catalog cat;
@@ -247,10 +270,26 @@ rf_status rf_econ_add(const rf_runset *rs, const rf_report_opts *opt, json_t *su
             if (!pr[k].known) {
                 json_object_set_new(c, "kind", json_string("unknown"));
                 json_object_set_new(c, "source",
-                                    json_string("no price in the run file or the prices file"));
+                                    json_string(pr[k].source[0]
+                                                    ? pr[k].source
+                                                    : "no price in the run file or the prices "
+                                                      "file"));
+                if (pr[k].source[0])
+                    json_array_append_new(json_object_get(sum, "notes"), json_string(pr[k].source));
                 continue;
             }
             json_object_set_new(c, "source", json_string(pr[k].source));
+            /* the price used, as the prices file gave it (value, source, date) */
+            if (bb->price_instance && !(bb->usd_per_hour > 0) && !(bb->usd_per_m_output > 0)) {
+                json_t *used = json_object();
+                json_object_set_new(used, "instance", json_string(bb->price_instance));
+                json_object_set_new(used, "usd_per_hour", json_real(pr[k].p.usd_per_hour));
+                json_object_set_new(used, "source",
+                                    pr[k].p.source ? json_string(pr[k].p.source) : json_null());
+                json_object_set_new(used, "date",
+                                    pr[k].p.date ? json_string(pr[k].p.date) : json_null());
+                json_object_set_new(c, "price", used);
+            }
             json_object_set_new(c, "assumption", json_boolean(pr[k].p.assumption));
             if (pr[k].per_token) {
                 double blended =

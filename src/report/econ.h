@@ -19,6 +19,11 @@
 #include "report/analyze.h"
 #include "report/runset.h"
 
+/* Checks, before a run, that every instance type its backends name (without a price of their
+ * own) is in the prices file (prices_path; NULL: the data directory's): RF_ERR_ARG naming the
+ * backend, the instance type and the file otherwise. */
+rf_status rf_econ_check_prices(const rf_run_desc *d, const char *prices_path, rf_error *err);
+
 rf_status rf_econ_add(const rf_runset *rs, const rf_report_opts *o, json_t *summary, rf_error *err);
 
 #endif

@@ -178,9 +178,15 @@ static void load_table(rf_tables *ts, const json_t *sum, const json_t *sec) {
             text(&r[1], "%s%s", level_name(lv, level, sizeof level),
                  bound ? " (client-bound)" : "");
             text(&r[2], "%d", (int)at(lv, "ok", NULL));
-            if (at(lv, "resends", NULL) > 0)
-                text(&r[3], "%d (+%d resent)", (int)at(lv, "errors", NULL),
-                     (int)at(lv, "resends", NULL));
+            double rs = at(lv, "resends", NULL), rt = at(lv, "retries", NULL); /* NaN: absent */
+            int resent = rs > 0 ? (int)rs : 0, retried = rt > 0 ? (int)rt : 0;
+            if (resent > 0 && retried > 0)
+                text(&r[3], "%d (+%d resent, +%d retried)", (int)at(lv, "errors", NULL), resent,
+                     retried);
+            else if (resent > 0)
+                text(&r[3], "%d (+%d resent)", (int)at(lv, "errors", NULL), resent);
+            else if (retried > 0)
+                text(&r[3], "%d (+%d retried)", (int)at(lv, "errors", NULL), retried);
             else
                 text(&r[3], "%d", (int)at(lv, "errors", NULL));
             number(&r[4], "%.1f", at(lv, "output_tok_s", NULL));
