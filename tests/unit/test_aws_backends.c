@@ -406,6 +406,43 @@ static void test_bedrock(void) {
     rf_bk_result_free(r);
 }
 
+/* A request cancelled while it waits for a retry is reported once, at the cancel; closing the
+ * backend then leaves the pending timer to free the request's state. */
+static void test_cancel_during_backoff(void) {
+    rf_backend_cfg cfg = {.name = "aws",
+                          .uri = "bedrock:us-west-2/throttle-always",
+                          .timeout_s = 10,
+                          .retry_max = 5,
+                          .retry_base_s = 0.3,
+                          .retry_cap_s = 0.3};
+    rf_error err = {0};
+    rf_backend *b = NULL;
+    CHECK(rf_backend_open(&cfg, g_loop, &b, &err) == RF_OK);
+    if (!b) return;
+    g_attempts[2] = 0;
+    waiter w = {0};
+    rf_bk_request req = {.msgs = k_msgs, .n_msgs = 2, .top_p = 1, .max_tokens = 4};
+    req.done = on_done;
+    req.user = &w;
+    b->vt->start(b, &req);
+    volatile int never = 0;
+    for (int i = 0; i < 200; i++) { /* until the first attempt has been answered */
+        rf_loop_run(g_loop, &never, rf_now_ns() + (int64_t)10e6, &err);
+        pthread_mutex_lock(&g_mu);
+        int n = g_attempts[2];
+        pthread_mutex_unlock(&g_mu);
+        if (n >= 1 && req.res.retries >= 1) break;
+    }
+    CHECK(req.res.retries == 1 && w.done == 0);
+    b->vt->cancel(b, &req);
+    CHECK(w.done == 1 && req.res.err == RF_BK_CANCELLED);
+    rf_backend_close(b);
+    CHECK(w.done == 1);
+    rf_loop_run(g_loop, &never, rf_now_ns() + (int64_t)500e6, &err); /* the timer fires */
+    CHECK(w.done == 1 && g_attempts[2] == 1);                        /* and sends nothing */
+    rf_bk_result_free(&req.res);
+}
+
 static void test_config_errors(void) {
     rf_error err = {0};
     rf_backend_cfg cfg = {.name = "x", .uri = "bedrock:us-west-2"};
@@ -461,6 +498,7 @@ int main(void) {
     run_one("sagemaker:us-west-2/sm-stream", true, 0, &req);
     CHECK_MSG(req.res.err == RF_BK_OK, "%s", req.res.err_msg);
     rf_bk_result_free(&req.res);
+    test_cancel_during_backoff();
     test_config_errors();
     CHECK(g_bad_sigs == 0);
     rf_loop_free(g_loop);
