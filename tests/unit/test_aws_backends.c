@@ -16,6 +16,7 @@
 #include "bench/aws_sign.h"
 #include "bench/backend.h"
 #include "bench/loop.h"
+#include "bench/records.h"
 #include "check.h"
 #include "es_build.h"
 #include "util/clock.h"
@@ -281,6 +282,8 @@ static const rf_bk_message k_msgs[] = {{"system", "Be brief.", NULL, NULL},
                                        {"user", "Say hello.", NULL, NULL}};
 
 /* One request to uri; the result is left in req->res (caller frees). */
+static bool g_ignore_eos; /* the next run_one asks for ignore_eos */
+
 static void run_one(const char *uri, bool stream, int32_t retry_max, rf_bk_request *req) {
     rf_backend_cfg cfg = {.name = "aws",
                           .uri = uri,
@@ -299,6 +302,7 @@ static void run_one(const char *uri, bool stream, int32_t retry_max, rf_bk_reque
     req->top_p = 1;
     req->max_tokens = 16;
     req->stream = stream;
+    req->ignore_eos = g_ignore_eos;
     req->done = on_done;
     req->user = &w;
     if (!b) {
@@ -310,6 +314,40 @@ static void run_one(const char *uri, bool stream, int32_t retry_max, rf_bk_reque
     CHECK_MSG(w.done == 1, "%s: %d dones", uri, w.done);
     rf_backend_close(b);
     req->user = NULL;
+}
+
+/* The record of a finished request keeps the AWS fields, and restoring it gives them back. */
+static void check_record(const rf_bk_request *req) {
+    rf_bench_backend bb;
+    memset(&bb, 0, sizeof bb);
+    bb.cfg.name = "aws";
+    rf_send s;
+    memset(&s, 0, sizeof s);
+    s.bb = &bb;
+    s.suite = "load";
+    s.req = *req;
+    rf_record_ctx rc = {req->res.t_sent - 1000000, 0, "0123456789abcdef", 0, ""};
+    json_t *rec = rf_record_of_send(&s, &rc);
+    CHECK(json_integer_value(json_object_get(rec, "retries")) == req->res.retries);
+    const char *rid = json_string_value(json_object_get(rec, "request_id"));
+    CHECK(rid && !strcmp(rid, req->res.request_id));
+    const json_t *lat = json_object_get(rec, "server_latency_ms");
+    CHECK(req->res.server_latency_ms < 0 ? !lat
+                                         : json_number_value(lat) == req->res.server_latency_ms);
+    CHECK(!json_object_get(rec, "not_honoured") == !req->res.not_honoured[0]);
+    rf_send back;
+    memset(&back, 0, sizeof back);
+    back.bb = &bb;
+    rf_bk_result_init(&back.req.res);
+    rf_error err = {0};
+    CHECK_MSG(rf_record_restore(rec, &back, rc.t0, &err) == RF_OK, "%s", err.msg);
+    const rf_bk_result *a = &req->res, *r = &back.req.res;
+    CHECK(r->retries == a->retries && r->request_id[0] && !strcmp(r->request_id, a->request_id));
+    CHECK(r->server_latency_ms == a->server_latency_ms);
+    CHECK(!strcmp(r->not_honoured, a->not_honoured));
+    CHECK(fabs(r->retry_wait_ms - a->retry_wait_ms) < 1e-6 * (1 + a->retry_wait_ms));
+    rf_bk_result_free(&back.req.res);
+    json_decref(rec);
 }
 
 static void test_sagemaker(void) {
@@ -370,6 +408,7 @@ static void test_bedrock(void) {
     CHECK(r->n_calls == 1 && !strcmp(r->calls[0].id, "tu1") && !strcmp(r->calls[0].name, "add") &&
           !strcmp(r->calls[0].arguments, "{\"a\":1}"));
     CHECK(r->n_ev == 4);
+    check_record(&req);
     json_t *body = json_loads(g_last_body, 0, NULL);
     CHECK(json_is_array(json_object_get(body, "system")));
     CHECK(json_integer_value(
@@ -377,9 +416,13 @@ static void test_bedrock(void) {
     json_decref(body);
     rf_bk_result_free(r);
 
+    g_ignore_eos = true; /* Converse has no such setting: recorded as not honoured */
     run_one("bedrock:us-west-2/amazon.nova-micro-v1:0", false, 0, &req);
+    g_ignore_eos = false;
     CHECK_MSG(r->err == RF_BK_OK, "%s", r->err_msg);
     CHECK(!strcmp(r->finish_reason, "length") && r->server_latency_ms == 12);
+    CHECK(!strcmp(r->not_honoured, "ignore_eos"));
+    check_record(&req);
     rf_bk_result_free(r);
 
     /* throttled twice, then served: two retries, counted */
@@ -387,6 +430,7 @@ static void test_bedrock(void) {
     CHECK_MSG(r->err == RF_BK_OK, "%s", r->err_msg);
     CHECK(r->retries == 2 && r->retry_wait_ms >= 0 && r->retry_wait_ms <= 0.1 * 1e3);
     CHECK(g_attempts[1] == 3);
+    check_record(&req);
     rf_bk_result_free(r);
     /* always throttled: given up after retry_max, with AWS's message and request id */
     run_one("bedrock:us-west-2/throttle-always", false, 2, &req);
