@@ -122,10 +122,12 @@ bool rf_br_build_body(rf_bk_request *req, const json_t *extra, rf_buf *out, char
         } else if (!strcmp(role, "tool")) {
             json_t *id = json_string(m->tool_call_id ? m->tool_call_id : "");
             json_t *txt = text_block(m->content);
-            ok = id && txt &&
-                 add_block(
-                     msgs, "user",
-                     json_pack("{s:{s:o, s:[o]}}", "toolResult", "toolUseId", id, "content", txt));
+            if (id && txt)
+                ok = add_block(
+                    msgs, "user",
+                    json_pack("{s:{s:o, s:[o]}}", "toolResult", "toolUseId", id, "content", txt));
+            else
+                ok = false, json_decref(id), json_decref(txt);
             tool_turns = true;
         } else if (!strcmp(role, "assistant")) {
             if (m->content && *m->content)

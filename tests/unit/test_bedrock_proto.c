@@ -128,6 +128,9 @@ static void test_body(void) {
     req.msgs = bad;
     req.n_msgs = 1;
     CHECK(build(&req, NULL, why) == NULL && strstr(why, "message 0"));
+    rf_bk_message badtool[] = {{.role = "tool", .tool_call_id = "c1", .content = "\xc3"}};
+    req.msgs = badtool;
+    CHECK(build(&req, NULL, why) == NULL && strstr(why, "message 0"));
     rf_bk_message badcalls[] = {{.role = "assistant", .tool_calls = "[{\"id\":\"x\"}]"}};
     req.msgs = badcalls;
     CHECK(build(&req, NULL, why) == NULL && strstr(why, "function.name"));
