@@ -88,9 +88,7 @@ void rf_runfile_help(FILE *f) {
         "                \"model_file\": \"gemma.gguf\", \"bytes_per_token\": 0,\n"
         "                \"widen\": false,  (local only: the engine's widened matmul path)\n"
         "                \"suites\": [\"speed\"],  (the suites this backend is in; default all)\n"
-        "                \"stream\": true,  (false: one whole body per request, no stream)\n"
-        "                \"retry_max\": 3, \"retry_base_s\": 1, \"retry_cap_s\": 20}],\n"
-        "                (throttled AWS requests: retries, full-jitter backoff; -1: none)\n"
+        "                \"stream\": true}],  (false: one whole body per request, no stream)\n"
         "                (model_file or bytes_per_token: the roofline's bytes per decoded token)\n"
         "  \"suites\": [\"speed\", \"load\", \"accuracy\", \"agent\", \"probe\"],   (not empty)\n"
         "  \"speed\": {\"runs\": 3, \"max_tokens\": 512, \"prompt\": \"...\"},\n"
@@ -274,10 +272,6 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     bool stream = !bb->no_stream;
     if (!st) st = rf_jr_bool(c, o, path, "stream", 0, &stream);
     bb->no_stream = !stream;
-    /* throttled requests (AWS backends): -1 no retries, 0 the default */
-    if (!st) st = rf_jr_i32(c, o, path, "retry_max", 0, -1, 100, &bb->cfg.retry_max);
-    if (!st) st = rf_jr_num(c, o, path, "retry_base_s", 0, 0, 3600, &bb->cfg.retry_base_s);
-    if (!st) st = rf_jr_num(c, o, path, "retry_cap_s", 0, 0, 3600, &bb->cfg.retry_cap_s);
     if (st) return st;
     if (bb->variant && rf_variant_parse(bb->variant) < 0) {
         char p[96];
@@ -1019,9 +1013,6 @@ json_t *rf_run_desc_to_json(const rf_run_desc *d) {
         if (c->widen) json_object_set_new(b, "widen", json_true());
         set_str_opt(b, "variant", bb->variant);
         if (bb->no_stream) json_object_set_new(b, "stream", json_false());
-        if (c->retry_max) json_object_set_new(b, "retry_max", json_integer(c->retry_max));
-        if (c->retry_base_s > 0) json_object_set_new(b, "retry_base_s", json_real(c->retry_base_s));
-        if (c->retry_cap_s > 0) json_object_set_new(b, "retry_cap_s", json_real(c->retry_cap_s));
         json_array_append_new(bs, b);
     }
     json_object_set_new(o, "backends", bs);
