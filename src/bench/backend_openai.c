@@ -49,6 +49,7 @@
 #include "bench/sse.h"
 #include "util/clock.h"
 #include "util/file.h"
+#include "util/json_dump.h"
 
 #define OA_MAX_BODY          ((size_t)64 << 20) /* a non-streamed reply */
 #define OA_MAX_ERR_BODY      ((size_t)64 << 10) /* the part of an error body we keep */
@@ -190,10 +191,6 @@ static double float_to_double(float f) {
     return strtod(s, NULL);
 }
 
-static int dump_to_buf(const char *p, size_t n, void *user) {
-    return rf_buf_append(user, p, n) ? -1 : 0;
-}
-
 /* ---------------------------------------------------------------- request body */
 
 /* Builds the Chat Completions JSON into out; on failure writes a reason into why. */
@@ -271,7 +268,7 @@ static bool build_body(const oa_backend *b, const rf_bk_request *req, rf_buf *ou
         ok = false;
     }
     rf_buf_reset(out);
-    if (ok && json_dump_callback(o, dump_to_buf, out, JSON_COMPACT)) {
+    if (ok && rf_json_dump_buf(o, JSON_COMPACT, out)) {
         snprintf(why, why_n, "cannot serialize the request (out of memory)");
         ok = false;
     }
@@ -325,7 +322,7 @@ static void append_args(oa_req *r, oa_call *c, const json_t *a) {
         ok = rf_bk_append_capped(&c->args, cap, &c->args_bytes, json_string_value(a),
                                  json_string_length(a));
     } else if (a && !json_is_null(a)) {
-        char *txt = json_dumps(a, JSON_COMPACT);
+        char *txt = rf_json_dumps(a, JSON_COMPACT);
         ok = txt && rf_bk_append_capped(&c->args, cap, &c->args_bytes, txt, strlen(txt));
         free(txt);
     }
@@ -1002,6 +999,10 @@ static rf_status parse_base(const char *uri, char **base, rf_error *err) {
     rf_status st = RF_OK;
     CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, 0);
     char *host = NULL, *query = NULL, *frag = NULL;
+    if (uc == CURLUE_OUT_OF_MEMORY) { /* not the URL's fault: no configuration error */
+        st = rf_error_set(err, RF_ERR_NOMEM, "openai: out of memory parsing '%s'", uri);
+        goto out;
+    }
     if (uc) {
         st = rf_error_set(err, RF_ERR_ARG, "openai: malformed URL in '%s': %s (%s)", uri,
                           curl_url_strerror(uc), want);

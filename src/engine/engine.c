@@ -124,8 +124,9 @@ rf_status rf_engine_open(const rf_engine_params *params, rf_engine **out, rf_err
     e->b_out = malloc((size_t)T);
     e->out_slot = malloc((size_t)S * sizeof(int32_t));
     e->text = malloc(RF_TS_PENDING + RF_TS_PIECE_MAX);
+    e->dropped = malloc((size_t)e->p.max_queue * sizeof *e->dropped);
     if (!e->model_name || !e->queue || !e->cancels || !e->slots || !e->b_tok || !e->b_pos ||
-        !e->b_seq || !e->b_out || !e->out_slot || !e->text) {
+        !e->b_seq || !e->b_out || !e->out_slot || !e->text || !e->dropped) {
         st = rf_error_set(err, RF_ERR_NOMEM, "engine: out of memory");
         goto fail;
     }
@@ -181,6 +182,7 @@ void rf_engine_close(rf_engine *e) {
     free(e->b_out);
     free(e->out_slot);
     free(e->text);
+    free(e->dropped);
     free(e->model_name);
     rf_context_free(e->ctx);
     rf_model_free(e->model);

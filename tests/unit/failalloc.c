@@ -1,0 +1,161 @@
+/* failalloc.c: the allocation hook of failalloc.h. Included by one test executable (it defines
+ * malloc and friends, so it must be linked into that executable alone). */
+#include "failalloc.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *memalign(size_t alignment, size_t n); /* glibc's <malloc.h>; declared here alone */
+
+typedef void *(*malloc_fn)(size_t);
+typedef void *(*calloc_fn)(size_t, size_t);
+typedef void *(*realloc_fn)(void *, size_t);
+typedef void *(*memalign_fn)(size_t, size_t);
+typedef int (*posix_memalign_fn)(void **, size_t, size_t);
+typedef void *(*valloc_fn)(size_t);
+
+static malloc_fn next_malloc;
+static calloc_fn next_calloc;
+static realloc_fn next_realloc;
+static memalign_fn next_aligned_alloc, next_memalign;
+static posix_memalign_fn next_posix_memalign;
+static valloc_fn next_valloc;
+
+static atomic_int g_armed;
+static atomic_long g_count, g_target;
+static atomic_bool g_fired;
+static atomic_uintptr_t g_owner; /* FA_THIS: the arming thread */
+static _Thread_local bool t_ignore, t_resolving;
+
+/* dlsym may allocate (calloc) before the real functions are known: a small static arena serves
+ * those few calls; its blocks are never freed (free is not interposed: they are not passed to
+ * free by dlsym's users in practice, and a test process is short-lived). */
+static _Alignas(64) unsigned char g_boot[8192];
+static atomic_size_t g_boot_used;
+
+static void *boot_alloc(size_t n) {
+    n = (n + 63) & ~(size_t)63;
+    size_t at = atomic_fetch_add(&g_boot_used, n);
+    if (at + n > sizeof g_boot) return NULL;
+    return g_boot + at;
+}
+
+static void resolve(void) {
+    if (next_malloc) return;
+    t_resolving = true;
+    next_calloc = (calloc_fn)dlsym(RTLD_NEXT, "calloc");
+    next_realloc = (realloc_fn)dlsym(RTLD_NEXT, "realloc");
+    next_aligned_alloc = (memalign_fn)dlsym(RTLD_NEXT, "aligned_alloc");
+    next_memalign = (memalign_fn)dlsym(RTLD_NEXT, "memalign");
+    next_posix_memalign = (posix_memalign_fn)dlsym(RTLD_NEXT, "posix_memalign");
+    next_valloc = (valloc_fn)dlsym(RTLD_NEXT, "valloc");
+    next_malloc = (malloc_fn)dlsym(RTLD_NEXT, "malloc");
+    t_resolving = false;
+}
+
+/* true: this allocation fails. */
+static bool should_fail(void) {
+    if (!atomic_load_explicit(&g_armed, memory_order_relaxed) || t_ignore) return false;
+    if (atomic_load_explicit(&g_owner, memory_order_relaxed) &&
+        atomic_load_explicit(&g_owner, memory_order_relaxed) != (uintptr_t)pthread_self())
+        return false;
+    long k = atomic_fetch_add(&g_count, 1) + 1;
+    if (k != atomic_load(&g_target)) return false;
+    atomic_store(&g_fired, true);
+    return true;
+}
+
+void failalloc_arm(long n, fa_scope scope) {
+    resolve();
+    atomic_store(&g_armed, 0);
+    atomic_store(&g_count, 0);
+    atomic_store(&g_fired, false);
+    atomic_store(&g_target, n > 0 ? n : -1);
+    atomic_store(&g_owner, scope == FA_THIS ? (uintptr_t)pthread_self() : 0);
+    atomic_store(&g_armed, 1);
+}
+
+long failalloc_disarm(void) {
+    atomic_store(&g_armed, 0);
+    return atomic_load(&g_count);
+}
+
+bool failalloc_fired(void) {
+    return atomic_load(&g_fired);
+}
+
+void failalloc_ignore_thread(bool ignore) {
+    t_ignore = ignore;
+}
+
+void *malloc(size_t n) {
+    if (t_resolving) return boot_alloc(n);
+    resolve();
+    if (should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return next_malloc(n);
+}
+
+void *calloc(size_t a, size_t b) {
+    if (t_resolving || !next_calloc) {
+        if (b && a > SIZE_MAX / b) return NULL;
+        void *p = boot_alloc(a * b); /* static storage: already zero */
+        if (p || t_resolving) return p;
+    }
+    resolve();
+    if (should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return next_calloc(a, b);
+}
+
+void *realloc(void *p, size_t n) {
+    resolve();
+    if (should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return next_realloc(p, n);
+}
+
+void *aligned_alloc(size_t a, size_t n) {
+    resolve();
+    if (should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return next_aligned_alloc(a, n);
+}
+
+void *memalign(size_t a, size_t n) {
+    resolve();
+    if (should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return next_memalign(a, n);
+}
+
+int posix_memalign(void **out, size_t a, size_t n) {
+    resolve();
+    if (should_fail()) return ENOMEM;
+    return next_posix_memalign(out, a, n);
+}
+
+void *valloc(size_t n) {
+    resolve();
+    if (should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return next_valloc(n);
+}
