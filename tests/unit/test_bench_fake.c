@@ -86,30 +86,39 @@ int main(void) {
     if (!fk) return check_summary("test_bench_fake");
     int counts[RF_BK_ERROR_COUNT], records;
 
-    /* clean run: the schedule comes back */
+    /* clean run: the schedule comes back, within a base tolerance widened by the server's own
+     * lateness over the same run (its 99th percentile chunk lateness), so a loaded machine is
+     * not a failure; the machine's absolute punctuality is bench/fake_truth.py's figure */
     json_t *sum = run(rf_fake_port(fk), 4, 8, 16, 0, NULL, counts, &records);
     CHECK(records == 8 && counts[RF_BK_OK] == 8);
+    rf_fake_stats st0 = rf_fake_get_stats(fk);
+    const double late99 = rf_fake_late_quantile(&st0, 0.99);
     double ttft = level_stat(sum, "ttft_ms", "p50"),
            gap = level_stat(sum, "per_token_gap_ms", "p50");
-    fprintf(stderr, "clean: ttft p50 %.2f ms (programmed 40), token gap p50 %.2f ms (8)\n", ttft,
-            gap);
-    CHECK_NEAR(ttft, 40, 5);
-    CHECK_NEAR(gap, 8, 2);
+    fprintf(stderr,
+            "clean: ttft p50 %.2f ms (programmed 40), token gap p50 %.2f ms (8); server chunk "
+            "lateness p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+            ttft, gap, rf_fake_late_quantile(&st0, 0.5), late99, st0.late_max_ms);
+    CHECK_MSG(ttft >= 40 - 0.1, "ttft p50 %.2f ms, before its time", ttft);
+    CHECK_NEAR(ttft, 40, 3 + late99);
+    CHECK_NEAR(gap, 8, 2 + late99);
     CHECK(level_stat(sum, "output_tokens", NULL) == 8 * 16);
     double client_tok_s = level_stat(sum, "output_tok_s", NULL);
     json_decref(sum);
     /* the server's own punctuality is counted: every chunk of the 8 streams (16 tokens, the
-     * finish and usage tail), and on an idle machine the median is well under a millisecond */
-    rf_fake_stats st0 = rf_fake_get_stats(fk);
+     * finish and usage tail) */
     CHECK_MSG(st0.chunks_sent >= 8 * 16, "%llu chunks", (unsigned long long)st0.chunks_sent);
-    double late50 = rf_fake_late_quantile(&st0, 0.5);
-    CHECK_MSG(late50 > 0 && late50 <= 2.0, "chunk lateness p50 %.1f ms", late50);
+    CHECK(rf_fake_late_quantile(&st0, 0.5) > 0);
     CHECK(rf_fake_late_quantile(&st0, 1.0) <= st0.late_max_ms + 0.1);
-    /* what the server served agrees with what the client measured */
+    /* what the server served agrees with what the client measured: the two durations (first
+     * arrival to last end, first send to last completion) differ by connection set-up and by
+     * lateness, so by 5% plus twice the server's worst lateness */
     CHECK(st0.streamed_tokens == 8 * 16 && st0.served_s > 0);
     double served = st0.served_s > 0 ? (double)st0.streamed_tokens / st0.served_s : 0;
-    CHECK_MSG(fabs(served - client_tok_s) <= 0.05 * served, "served %.1f tok/s, client %.1f",
-              served, client_tok_s);
+    double d_server = st0.served_s, d_client = client_tok_s > 0 ? 8 * 16 / client_tok_s : 0;
+    CHECK_MSG(fabs(d_server - d_client) <= 0.05 * d_server + 2e-3 * st0.late_max_ms,
+              "served %.1f tok/s in %.4f s, client %.1f tok/s in %.4f s", served, d_server,
+              client_tok_s, d_client);
 
     /* extra_body is merged into every request: here the fake's per-request fault field */
     sum = run(rf_fake_port(fk), 2, 4, 8, 0, "{\"fake\": {\"fault\": \"500\"}}", counts, &records);
