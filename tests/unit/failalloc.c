@@ -31,7 +31,10 @@ static atomic_int g_armed;
 static atomic_long g_count, g_target;
 static atomic_bool g_fired;
 static atomic_uintptr_t g_owner; /* FA_THIS: the arming thread */
-static _Thread_local bool t_ignore, t_resolving;
+static _Thread_local bool t_ignore;
+/* not thread-local: the first allocations come from the dynamic loader and the sanitizer
+ * runtime's start-up, before this thread's TLS may be touched; they run on one thread */
+static atomic_bool g_resolving;
 
 /* dlsym may allocate (calloc) before the real functions are known: a small static arena serves
  * those few calls; its blocks are never freed (free is not interposed: they are not passed to
@@ -48,7 +51,7 @@ static void *boot_alloc(size_t n) {
 
 static void resolve(void) {
     if (next_malloc) return;
-    t_resolving = true;
+    atomic_store(&g_resolving, true);
     next_calloc = (calloc_fn)dlsym(RTLD_NEXT, "calloc");
     next_realloc = (realloc_fn)dlsym(RTLD_NEXT, "realloc");
     next_aligned_alloc = (memalign_fn)dlsym(RTLD_NEXT, "aligned_alloc");
@@ -56,7 +59,7 @@ static void resolve(void) {
     next_posix_memalign = (posix_memalign_fn)dlsym(RTLD_NEXT, "posix_memalign");
     next_valloc = (valloc_fn)dlsym(RTLD_NEXT, "valloc");
     next_malloc = (malloc_fn)dlsym(RTLD_NEXT, "malloc");
-    t_resolving = false;
+    atomic_store(&g_resolving, false);
 }
 
 /* true: this allocation fails. */
@@ -95,7 +98,7 @@ void failalloc_ignore_thread(bool ignore) {
 }
 
 void *malloc(size_t n) {
-    if (t_resolving) return boot_alloc(n);
+    if (atomic_load(&g_resolving)) return boot_alloc(n);
     resolve();
     if (should_fail()) {
         errno = ENOMEM;
@@ -105,10 +108,9 @@ void *malloc(size_t n) {
 }
 
 void *calloc(size_t a, size_t b) {
-    if (t_resolving || !next_calloc) {
+    if (atomic_load(&g_resolving)) { /* static storage: already zero */
         if (b && a > SIZE_MAX / b) return NULL;
-        void *p = boot_alloc(a * b); /* static storage: already zero */
-        if (p || t_resolving) return p;
+        return boot_alloc(a * b);
     }
     resolve();
     if (should_fail()) {
