@@ -1,4 +1,5 @@
-/* test_sampler.c: greedy, temperature, top-k, top-p and seeds; the selection helpers. */
+/* test_sampler.c: greedy, temperature, top-k, top-p (a nucleus that must exclude tokens) and
+ * seeds; the selection helpers; sample_top equal to full sampling at temperature > 0. */
 #include <math.h>
 #include <string.h>
 
@@ -89,6 +90,52 @@ int main(void) {
     }
     CHECK(lead > 0 && tail > 0);
     rf_sampler_free(pn);
+
+    /* top-p must exclude: A, B, C hold 0.5, 0.3, 0.15 of the mass and the other 262141 tokens
+     * 0.05 between them, so the nucleus of 0.7 is {A, B} (0.5 < 0.7 <= 0.8): C and the tail
+     * never come, A and B come 5 : 3. Ignoring top-p would give C ~15% of the draws. */
+    for (int i = 0; i < V; i++) g_logits[i] = logf(0.05f / (float)(V - 3));
+    g_logits[10] = logf(0.5f);
+    g_logits[20] = logf(0.3f);
+    g_logits[30] = logf(0.15f);
+    rf_sampler *p7 = mk(1.0f, 0, 0.7f, 13);
+    int na = 0, nb = 0, excluded = 0;
+    for (int i = 0; i < 500; i++) {
+        int32_t id = rf_sampler_sample(p7, g_logits);
+        na += id == 10;
+        nb += id == 20;
+        excluded += id != 10 && id != 20;
+    }
+    CHECK_MSG(excluded == 0, "top-p 0.7: %d of 500 draws outside the nucleus", excluded);
+    CHECK_NEAR(na / 500.0, 0.625, 0.08); /* 3.7 standard deviations (and seeded) */
+    CHECK_NEAR(nb / 500.0, 0.375, 0.08);
+    rf_sampler_free(p7);
+
+    /* rf_sampler_sample_top equals rf_sampler_sample at temperature > 0 (top-k within the
+     * candidates given, with top-p): two samplers of the same seed, one on the full logits,
+     * one on the 64 best candidates, draw the same token every time, over 300 rows */
+    {
+        enum { NTOP = 64 };
+        rf_sampler *full = mk(0.8f, 20, 0.9f, 77), *top = mk(0.8f, 20, 0.9f, 77);
+        CHECK(rf_sampler_fits_top(top, NTOP));
+        int32_t ids[NTOP];
+        float vals[NTOP];
+        int agree = 0, distinct = 0, prev = -1;
+        for (int row = 0; row < 300; row++) {
+            fill(1000 + (uint64_t)row);
+            for (int j = 0; j < 8; j++) g_logits[(row * 7919 + j * 104729) % V] = 4.0f + 0.1f * j;
+            int32_t n = rf_top_k(g_logits, V, NTOP, ids, vals);
+            int32_t a = rf_sampler_sample(full, g_logits);
+            int32_t b = rf_sampler_sample_top(top, ids, vals, n);
+            agree += a == b;
+            distinct += a != prev;
+            prev = a;
+        }
+        CHECK_MSG(agree == 300, "sample_top agreed with full sampling %d of 300 times", agree);
+        CHECK(distinct > 100); /* the draws were random, not one greedy token */
+        rf_sampler_free(full);
+        rf_sampler_free(top);
+    }
 
     /* same seed, same stream; another seed, another stream; reset restarts */
     fill(5);
