@@ -19,6 +19,7 @@ typedef void *(*realloc_fn)(void *, size_t);
 typedef void *(*memalign_fn)(size_t, size_t);
 typedef int (*posix_memalign_fn)(void **, size_t, size_t);
 typedef void *(*valloc_fn)(size_t);
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 static malloc_fn next_malloc;
 static calloc_fn next_calloc;
@@ -26,12 +27,18 @@ static realloc_fn next_realloc;
 static memalign_fn next_aligned_alloc, next_memalign;
 static posix_memalign_fn next_posix_memalign;
 static valloc_fn next_valloc;
+static pthread_create_fn next_pthread_create;
 
 static atomic_int g_armed;
 static atomic_long g_count, g_target;
 static atomic_bool g_fired;
 static atomic_uintptr_t g_owner; /* FA_THIS: the arming thread */
 static _Thread_local bool t_ignore;
+/* true while a thread runs its own code: set by the pthread_create wrapper around the start
+ * routine (and by failalloc_arm on the arming thread). A sanitizer runtime's per-thread set-up
+ * and tear-down (which allocate, and abort when that fails) run outside it and are not
+ * counted; the allocations pthread_create makes in the creating thread still are. */
+static _Thread_local bool t_started;
 /* not thread-local: the first allocations come from the dynamic loader and the sanitizer
  * runtime's start-up, before this thread's TLS may be touched; they run on one thread */
 static atomic_bool g_resolving;
@@ -58,13 +65,15 @@ static void resolve(void) {
     next_memalign = (memalign_fn)dlsym(RTLD_NEXT, "memalign");
     next_posix_memalign = (posix_memalign_fn)dlsym(RTLD_NEXT, "posix_memalign");
     next_valloc = (valloc_fn)dlsym(RTLD_NEXT, "valloc");
+    next_pthread_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
     next_malloc = (malloc_fn)dlsym(RTLD_NEXT, "malloc");
     atomic_store(&g_resolving, false);
 }
 
 /* true: this allocation fails. */
 static bool should_fail(void) {
-    if (!atomic_load_explicit(&g_armed, memory_order_relaxed) || t_ignore) return false;
+    if (!atomic_load_explicit(&g_armed, memory_order_relaxed) || t_ignore || !t_started)
+        return false;
     if (atomic_load_explicit(&g_owner, memory_order_relaxed) &&
         atomic_load_explicit(&g_owner, memory_order_relaxed) != (uintptr_t)pthread_self())
         return false;
@@ -76,6 +85,7 @@ static bool should_fail(void) {
 
 void failalloc_arm(long n, fa_scope scope) {
     resolve();
+    t_started = true;
     atomic_store(&g_armed, 0);
     atomic_store(&g_count, 0);
     atomic_store(&g_fired, false);
@@ -160,4 +170,29 @@ void *valloc(size_t n) {
         return NULL;
     }
     return next_valloc(n);
+}
+
+typedef struct start_arg {
+    void *(*fn)(void *);
+    void *arg;
+} start_arg;
+
+static void *start_counted(void *p) {
+    start_arg a = *(start_arg *)p;
+    free(p);
+    t_started = true;
+    void *r = a.fn(a.arg);
+    t_started = false;
+    return r;
+}
+
+int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
+    resolve();
+    start_arg *a = malloc(sizeof *a); /* counted: may fail, as pthread_create's own may */
+    if (!a) return EAGAIN;
+    a->fn = fn;
+    a->arg = arg;
+    int rc = next_pthread_create(th, attr, start_counted, a);
+    if (rc) free(a);
+    return rc;
 }

@@ -1,5 +1,6 @@
 /* failalloc.h: a test-only allocation hook: interposes malloc, calloc, realloc, aligned_alloc,
- * posix_memalign, memalign and valloc in the one test executable that includes failalloc.c
+ * posix_memalign, memalign and valloc (and pthread_create, to tell a thread's own code from a
+ * sanitizer runtime's per-thread set-up) in the one test executable that includes failalloc.c
  * (strdup, asprintf, fopen and libc's other internal allocations go through malloc, so they
  * are covered too), forwarding to the next definition in the lookup order (libc's, or the
  * sanitizer runtime's: under AddressSanitizer the hook composes with it, so LeakSanitizer sees
