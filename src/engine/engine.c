@@ -300,11 +300,14 @@ rf_status rf_engine_submit(rf_engine *e, const int32_t *prompt, int32_t n_prompt
     int64_t need = (int64_t)n_prompt + (p->max_tokens < 0 ? 1 : p->max_tokens);
     if (need > e->p.n_ctx || need > e->p.kv_budget) {
         rf_jschema_free(schema);
+        const bool ctx = need > e->p.n_ctx; /* else only the KV budget is too small */
         return rf_error_set(err, RF_ERR_CONTEXT,
                             "the request needs %lld positions (%d prompt tokens + %d to generate), "
-                            "more than the context of %d tokens",
+                            "more than the %s of %lld %s",
                             (long long)need, n_prompt, p->max_tokens < 0 ? 1 : p->max_tokens,
-                            e->p.n_ctx);
+                            ctx ? "context" : "whole KV budget",
+                            ctx ? (long long)e->p.n_ctx : (long long)e->p.kv_budget,
+                            ctx ? "tokens" : "positions");
     }
     rf_req *r = calloc(1, sizeof *r);
     int32_t *copy = malloc((size_t)n_prompt * sizeof *copy);
