@@ -6,7 +6,8 @@
 # and kill/resume cases) under ThreadSanitizer,
 # and the kernel tests cross-built for AArch64 under qemu (scripts/check_neon.sh: the NEON table,
 # which this x86 machine cannot run natively), and every libFuzzer target for 20 s over a copy of
-# its corpus (scripts/fuzz_smoke.sh, clang).
+# its corpus (scripts/fuzz_smoke.sh, clang), and the Release unit tests once more while every core
+# is kept busy by another process (scripts/flake_check.sh 1: timing checks must not flake).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 jobs="$(nproc)"
@@ -23,6 +24,8 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 echo "== tests (Release)"
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
+echo "== unit tests under load (scripts/flake_check.sh 1)"
+"$root/scripts/flake_check.sh" 1
 echo "== unit tests (ASan+UBSan)"
 ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -LE slow
 echo "== concurrency tests (ThreadSanitizer)"

@@ -2,6 +2,7 @@
  * output line (rules and ownership in agent_task.h). */
 #include "bench/agent_task.h"
 #include "util/file.h"
+#include "util/json_dump.h"
 #include "util/json_kind.h"
 #include "util/json_read.h"
 
@@ -511,7 +512,7 @@ static rf_status parse_task(tctx *c, const json_t *root, rf_agent_task *t) {
         if ((st = rf_jr_str(c, fn, fpath, "name", RF_JR_REQUIRED | RF_JR_NONEMPTY, &nm))) return st;
         if ((st = rf_jr_object(c, fn, fpath, "parameters", 0, &params))) return st;
     }
-    t->tools_json = json_dumps(tools, JSON_COMPACT);
+    t->tools_json = rf_json_dumps(tools, JSON_COMPACT);
     if (!t->tools_json) return nomem(c);
 
     const json_t *exp = json_object_get(root, "expected");
@@ -700,7 +701,7 @@ static void read_condition(const rf_agent_task *t, call_info *ci) {
         } else {
             char thbuf[32] = "?";
             if (th) {
-                char *d = json_dumps(th, JSON_ENCODE_ANY | JSON_COMPACT);
+                char *d = rf_json_dumps(th, JSON_ENCODE_ANY | JSON_COMPACT);
                 if (d) rf_printable(d, strlen(d), thbuf, sizeof thbuf);
                 free(d);
             }

@@ -153,6 +153,12 @@ rf_status rf_backend_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend *
     copy.model = dup_or_null(cfg->model);
     copy.api_key_env = dup_or_null(cfg->api_key_env);
     copy.extra_body = dup_or_null(cfg->extra_body);
+    if (!copy.name || (cfg->uri && !copy.uri) || (cfg->model && !copy.model) ||
+        (cfg->api_key_env && !copy.api_key_env) || (cfg->extra_body && !copy.extra_body)) {
+        free_cfg(&copy);
+        return rf_error_set(err, RF_ERR_NOMEM, "backend '%s': out of memory",
+                            cfg->name ? cfg->name : cfg->uri);
+    }
     if (!copy.timeout_s) copy.timeout_s = 600;
     if (!copy.stall_s) copy.stall_s = 60;
     rf_backend *b = NULL;

@@ -215,6 +215,10 @@ static rf_status parse_base(const char *uri, char **base, rf_error *err) {
     rf_status st = RF_OK;
     CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, 0);
     char *host = NULL, *query = NULL, *frag = NULL;
+    if (uc == CURLUE_OUT_OF_MEMORY) { /* not the URL's fault: no configuration error */
+        st = rf_error_set(err, RF_ERR_NOMEM, "openai: out of memory parsing '%s'", uri);
+        goto out;
+    }
     if (uc) {
         st = rf_error_set(err, RF_ERR_ARG, "openai: malformed URL in '%s': %s (%s)", uri,
                           curl_url_strerror(uc), want);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench/aws_error.h"
+#include "util/json_dump.h"
 
 /* ---------------------------------------------------------------- request */
 
@@ -103,10 +104,6 @@ static void note(char *list, size_t n, const char *what) {
     snprintf(list + len, n - len, "%s%s", len ? "," : "", what);
 }
 
-static int dump_to_buf(const char *p, size_t n, void *user) {
-    return rf_buf_append(user, p, n) ? -1 : 0;
-}
-
 bool rf_br_build_body(rf_bk_request *req, const json_t *extra, rf_buf *out, char *why,
                       size_t why_n) {
     json_t *o = json_object(), *msgs = json_array(), *sys = json_array();
@@ -192,7 +189,7 @@ bool rf_br_build_body(rf_bk_request *req, const json_t *extra, rf_buf *out, char
         goto fail;
     }
     rf_buf_reset(out);
-    if (json_dump_callback(o, dump_to_buf, out, JSON_COMPACT) || rf_buf_terminate(out)) {
+    if (rf_json_dump_buf(o, JSON_COMPACT, out) || rf_buf_terminate(out)) {
         snprintf(why, why_n, "cannot serialize the request (out of memory)");
         goto fail;
     }

@@ -17,6 +17,7 @@
 #include "util/clock.h"
 #include "util/cpu.h"
 #include "util/file.h"
+#include "util/json_dump.h"
 #include "util/utf8.h"
 
 struct rf_bench {
@@ -140,7 +141,7 @@ static rf_status make_run_dir(rf_bench *b, const char *given, rf_error *err) {
 
 static rf_status write_json_atomic(const char *dir, const char *name, const json_t *o,
                                    rf_error *err) {
-    char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+    char *text = rf_json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
     char *path = NULL;
     if (!text || asprintf(&path, "%s/%s", dir, name) < 0) {
         free(text);
@@ -590,24 +591,29 @@ void rf_send_at(rf_send *s, int64_t t) {
     }
 }
 
+/* Cancels what is in flight; each still ends with its record written. */
+static void cancel_inflight(rf_bench *b) {
+    b->cancelling = 1;
+    for (int i = b->n_inflight - 1; i >= 0; i--) {
+        if (i >= b->n_inflight) continue;
+        rf_send *s = b->inflight[i];
+        s->bb->b->vt->cancel(s->bb->b, &s->req);
+    }
+    b->cancelling = 0;
+}
+
 rf_status rf_bench_wait(rf_bench *b, const volatile int *outstanding, rf_error *err) {
     while (*outstanding > 0) {
-        if (rf_bench_stopped(b) && !b->cancelling) {
-            /* cancel what is in flight; each still ends with its record written */
-            b->cancelling = 1;
-            for (int i = b->n_inflight - 1; i >= 0; i--) {
-                if (i >= b->n_inflight) continue;
-                rf_send *s = b->inflight[i];
-                s->bb->b->vt->cancel(s->bb->b, &s->req);
-            }
-            b->cancelling = 0;
-        }
+        if (rf_bench_stopped(b) && !b->cancelling) cancel_inflight(b);
         /* rf_loop_run returns once its flag is non-zero, so it gets the completion flag, not
          * the count (which is non-zero while work is pending: the loop would never block) */
         b->woken = 0;
         if (*outstanding <= 0) break;
         rf_status st = rf_loop_run(b->loop, &b->woken, rf_now_ns() + 200000000, err);
-        if (st) return st;
+        if (st) { /* the caller's sends go away with its frame: none may stay in flight */
+            if (!b->cancelling) cancel_inflight(b);
+            return st;
+        }
     }
     if (b->failed) {
         if (err) *err = b->fail_err;

@@ -34,6 +34,7 @@
 #include "server/openai_resp.h"
 #include "util/buf.h"
 #include "util/clock.h"
+#include "util/json_dump.h"
 #include "util/json_read.h"
 
 #define BODY_MAX        (1u << 20) /* request bodies above this get a 413 */
@@ -447,7 +448,7 @@ static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned status, con
 /* Queues o (released) as a JSON body. */
 static enum MHD_Result queue_json(struct MHD_Connection *c, unsigned status, json_t *o,
                                   const char *hname, const char *hval) {
-    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    char *s = o ? rf_json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!s) return MHD_NO;
     enum MHD_Result ret = queue_text(c, status, "application/json", s, strlen(s), hname, hval);
@@ -753,7 +754,7 @@ static bool plan_request(rf_fake *f, fake_req *r, req_err *e) {
             return jr_fail(e, &j);
         json_t *a = json_object_get(tc, "arguments");
         if (json_is_object(a)) {
-            r->tool_args = json_dumps(a, JSON_COMPACT);
+            r->tool_args = rf_json_dumps(a, JSON_COMPACT);
             if (!r->tool_args) return fail(e, NULL, "out of memory");
         } else if (rf_jr_str(&j, tc, "fake.tool_call", "arguments", opt, &args)) {
             return jr_fail(e, &j);
@@ -849,7 +850,7 @@ static bool completion_body(fake_req *r) {
         json_decref(o);
         o = NULL;
     }
-    char *env = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    char *env = o ? rf_json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!env) return false;
     size_t env_len = strlen(env), at = env_len, piece_len = 0, reps = 0;
@@ -860,7 +861,7 @@ static bool completion_body(fake_req *r) {
         const char *k = strstr(env, key);
         json_t *str =
             r->reply ? json_string(r->reply) : json_stringn(r->token_text, r->token_text_len);
-        piece = k && str ? json_dumps(str, JSON_ENCODE_ANY) : NULL;
+        piece = k && str ? rf_json_dumps(str, JSON_ENCODE_ANY) : NULL;
         json_decref(str);
         if (!piece) {
             free(env);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/file.h"
+#include "util/json_dump.h"
 
 #define OA_MAX_CALLS 256 /* tool-call indices accepted in one reply */
 
@@ -73,10 +74,6 @@ double rf_oa_float_to_double(float f) {
     return strtod(s, NULL);
 }
 
-static int dump_to_buf(const char *p, size_t n, void *user) {
-    return rf_buf_append(user, p, n) ? -1 : 0;
-}
-
 /* ---------------------------------------------------------------- request body */
 
 /* Builds the Chat Completions JSON into out; on failure writes a reason into why. */
@@ -90,13 +87,21 @@ bool rf_oa_build_body(const rf_bk_request *req, const char *model, const json_t 
         json_t *jm = json_object();
         json_t *content = m->content ? json_string(m->content) : json_null();
         if (!jm || !content) {
-            snprintf(why, why_n, "message %d: content is not valid UTF-8", (int)i);
+            if (!jm)
+                snprintf(why, why_n, "out of memory");
+            else
+                snprintf(why, why_n, "message %d: content is not valid UTF-8", (int)i);
             json_decref(jm);
+            json_decref(content);
             ok = false;
             break;
         }
-        json_object_set_new(jm, "role", json_string(m->role ? m->role : "user"));
-        json_object_set_new(jm, "content", content);
+        int r1 = json_object_set_new(jm, "role", json_string(m->role ? m->role : "user"));
+        int r2 = json_object_set_new(jm, "content", content); /* takes content either way */
+        if (r1 || r2) {
+            snprintf(why, why_n, "out of memory");
+            ok = false; /* jm is appended below and freed with msgs */
+        }
         if (m->tool_call_id) {
             json_t *id = json_string(m->tool_call_id);
             if (!id) {
@@ -113,25 +118,33 @@ bool rf_oa_build_body(const rf_bk_request *req, const char *model, const json_t 
             }
             json_object_set_new(jm, "tool_calls", tc);
         }
-        json_array_append_new(msgs, jm);
+        if (json_array_append_new(msgs, jm)) {
+            snprintf(why, why_n, "out of memory");
+            ok = false;
+        }
     }
-    if (ok) {
-        json_object_set_new(o, "messages", msgs);
+    if (ok) { /* a member that cannot be added: out of memory, no request */
+        ok = !json_object_set_new(o, "messages", msgs);
         msgs = NULL;
         if (req->max_tokens > 0) {
-            json_object_set_new(o, "max_tokens", json_integer(req->max_tokens));
-            json_object_set_new(o, "max_completion_tokens", json_integer(req->max_tokens));
+            ok = ok && !json_object_set_new(o, "max_tokens", json_integer(req->max_tokens));
+            ok = ok &&
+                 !json_object_set_new(o, "max_completion_tokens", json_integer(req->max_tokens));
         }
         if (isfinite(req->temperature) && req->temperature >= 0)
-            json_object_set_new(o, "temperature",
-                                json_real(rf_oa_float_to_double(req->temperature)));
+            ok = ok && !json_object_set_new(o, "temperature",
+                                            json_real(rf_oa_float_to_double(req->temperature)));
         if (isfinite(req->top_p) && req->top_p > 0 && req->top_p < 1)
-            json_object_set_new(o, "top_p", json_real(rf_oa_float_to_double(req->top_p)));
-        json_object_set_new(o, "seed", json_integer((json_int_t)(req->seed & INT64_MAX)));
-        json_object_set_new(o, "stream", json_boolean(req->stream));
+            ok = ok &&
+                 !json_object_set_new(o, "top_p", json_real(rf_oa_float_to_double(req->top_p)));
+        ok = ok &&
+             !json_object_set_new(o, "seed", json_integer((json_int_t)(req->seed & INT64_MAX)));
+        ok = ok && !json_object_set_new(o, "stream", json_boolean(req->stream));
         if (req->stream)
-            json_object_set_new(o, "stream_options", json_pack("{s:b}", "include_usage", 1));
-        if (req->ignore_eos) json_object_set_new(o, "ignore_eos", json_true());
+            ok = ok &&
+                 !json_object_set_new(o, "stream_options", json_pack("{s:b}", "include_usage", 1));
+        if (req->ignore_eos) ok = ok && !json_object_set_new(o, "ignore_eos", json_true());
+        if (!ok) snprintf(why, why_n, "out of memory");
     }
     if (ok && req->tools) {
         json_t *t = json_loads(req->tools, 0, NULL);
@@ -155,7 +168,7 @@ bool rf_oa_build_body(const rf_bk_request *req, const char *model, const json_t 
         ok = false;
     }
     rf_buf_reset(out);
-    if (ok && json_dump_callback(o, dump_to_buf, out, JSON_COMPACT)) {
+    if (ok && rf_json_dump_buf(o, JSON_COMPACT, out)) {
         snprintf(why, why_n, "cannot serialize the request (out of memory)");
         ok = false;
     }
@@ -209,7 +222,7 @@ static void append_args(rf_bk_request *req, rf_oa_call *c, const json_t *a) {
         ok = rf_bk_append_capped(&c->args, cap, &c->args_bytes, json_string_value(a),
                                  json_string_length(a));
     } else if (a && !json_is_null(a)) {
-        char *txt = json_dumps(a, JSON_COMPACT);
+        char *txt = rf_json_dumps(a, JSON_COMPACT);
         ok = txt && rf_bk_append_capped(&c->args, cap, &c->args_bytes, txt, strlen(txt));
         free(txt);
     }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/buf.h"
+#include "util/json_dump.h"
 
 /* ---------------------------------------------------------------- the writer */
 
@@ -104,17 +105,13 @@ fail:
     return st;
 }
 
-static int dump_cb(const char *p, size_t n, void *user) {
-    return rf_buf_append(user, p, n) ? -1 : 0;
-}
-
 rf_status rf_records_append(rf_records *w, const json_t *rec, rf_error *err) {
     rf_buf line;
     rf_buf_init(&line, 0);
     rf_status st = RF_OK;
-    if (json_dump_callback(rec, dump_cb, &line,
-                           JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII |
-                               JSON_REAL_PRECISION(15)) ||
+    if (rf_json_dump_buf(
+            rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15),
+            &line) ||
         rf_buf_append(&line, "\n", 1)) {
         st = rf_error_set(err, RF_ERR_NOMEM, "%s: cannot build a record (out of memory)", w->path);
         goto out;
@@ -210,97 +207,108 @@ char *rf_record_key_of(const json_t *rec) {
                               (long long)json_integer_value(lv), (long long)json_integer_value(ix));
 }
 
+/* json_object_set_new / json_array_append_new that note a failure (out of memory) in *bad. */
+static void put(int *bad, json_t *o, const char *key, json_t *v) {
+    if (json_object_set_new(o, key, v)) *bad = 1;
+}
+
+static void push(int *bad, json_t *a, json_t *v) {
+    if (json_array_append_new(a, v)) *bad = 1;
+}
+
 json_t *rf_record_of_send(const rf_send *s, const rf_record_ctx *c) {
     const rf_bk_result *r = &s->req.res;
     rf_send_metrics m;
     rf_send_metrics_of(s, &m);
     json_t *o = json_object();
+    int bad = !o; /* a member that could not be made: no record rather than a partial one */
     const char *model = s->bb->b ? s->bb->b->vt->model(s->bb->b) : "";
-    json_object_set_new(o, "schema", json_integer(RF_RECORD_SCHEMA));
-    json_object_set_new(o, "run_id", json_string(c->run_id));
-    json_object_set_new(o, "session", json_integer(c->session));
-    json_object_set_new(o, "seq", json_integer((json_int_t)c->seq));
-    if (c->phase && *c->phase) json_object_set_new(o, "phase", json_string(c->phase));
-    json_object_set_new(o, "suite", json_string(s->suite));
-    json_object_set_new(o, "backend", rf_json_text(s->bb->cfg.name, strlen(s->bb->cfg.name)));
-    json_object_set_new(o, "model", rf_json_text(model, strlen(model)));
-    json_object_set_new(o, "item", rf_json_text(s->item, strlen(s->item)));
-    json_object_set_new(o, "level", json_integer(s->level));
-    json_object_set_new(o, "level_index", json_integer(s->level_index));
-    json_object_set_new(o, "index", json_integer(s->index));
-    json_object_set_new(o, "warmup", json_boolean(s->warmup));
-    json_object_set_new(o, "status", json_string(m.ok ? "ok" : "error"));
-    json_object_set_new(o, "error_class", json_string(rf_bk_error_name(r->err)));
+    put(&bad, o, "schema", json_integer(RF_RECORD_SCHEMA));
+    put(&bad, o, "run_id", json_string(c->run_id));
+    put(&bad, o, "session", json_integer(c->session));
+    put(&bad, o, "seq", json_integer((json_int_t)c->seq));
+    if (c->phase && *c->phase) put(&bad, o, "phase", json_string(c->phase));
+    put(&bad, o, "suite", json_string(s->suite));
+    put(&bad, o, "backend", rf_json_text(s->bb->cfg.name, strlen(s->bb->cfg.name)));
+    put(&bad, o, "model", rf_json_text(model, strlen(model)));
+    put(&bad, o, "item", rf_json_text(s->item, strlen(s->item)));
+    put(&bad, o, "level", json_integer(s->level));
+    put(&bad, o, "level_index", json_integer(s->level_index));
+    put(&bad, o, "index", json_integer(s->index));
+    put(&bad, o, "warmup", json_boolean(s->warmup));
+    put(&bad, o, "status", json_string(m.ok ? "ok" : "error"));
+    put(&bad, o, "error_class", json_string(rf_bk_error_name(r->err)));
     /* never dropped: rf_json_text always gives a string, whatever the message holds */
-    if (r->err) json_object_set_new(o, "error", rf_json_text(r->err_msg, strlen(r->err_msg)));
-    json_object_set_new(o, "http_status", json_integer(r->http_status));
-    json_object_set_new(o, "resends", json_integer(r->resends));
-    json_object_set_new(o, "retries", json_integer(r->retries));
-    if (r->retries) json_object_set_new(o, "retry_wait_ms", json_real(r->retry_wait_ms));
+    if (r->err) put(&bad, o, "error", rf_json_text(r->err_msg, strlen(r->err_msg)));
+    put(&bad, o, "http_status", json_integer(r->http_status));
+    put(&bad, o, "resends", json_integer(r->resends));
+    put(&bad, o, "retries", json_integer(r->retries));
+    if (r->retries) put(&bad, o, "retry_wait_ms", json_real(r->retry_wait_ms));
     if (r->request_id[0])
-        json_object_set_new(o, "request_id", rf_json_text(r->request_id, strlen(r->request_id)));
+        put(&bad, o, "request_id", rf_json_text(r->request_id, strlen(r->request_id)));
     if (r->server_latency_ms >= 0)
-        json_object_set_new(o, "server_latency_ms", json_real(r->server_latency_ms));
-    if (r->not_honoured[0]) json_object_set_new(o, "not_honoured", json_string(r->not_honoured));
+        put(&bad, o, "server_latency_ms", json_real(r->server_latency_ms));
+    if (r->not_honoured[0]) put(&bad, o, "not_honoured", json_string(r->not_honoured));
     /* timestamps: ms since the session started, on the monotonic clock */
-    json_object_set_new(o, "t_intended_ms", ms_since(c->t0, s->t_intended));
-    json_object_set_new(o, "t_sent_ms", ms_since(c->t0, r->t_sent));
-    json_object_set_new(o, "t_first_byte_ms", ms_since(c->t0, r->t_first_byte));
-    json_object_set_new(o, "t_first_content_ms", ms_since(c->t0, r->t_first_content));
-    json_object_set_new(o, "t_last_content_ms", ms_since(c->t0, r->t_last_content));
-    json_object_set_new(o, "t_done_ms", ms_since(c->t0, r->t_done));
-    json_object_set_new(o, "max_tokens", json_integer(s->req.max_tokens));
-    json_object_set_new(o, "prompt_tokens_server", json_integer(r->prompt_tokens));
-    json_object_set_new(o, "completion_tokens_server", json_integer(r->completion_tokens));
-    json_object_set_new(o, "completion_tokens_client", json_integer(r->client_tokens));
-    json_object_set_new(o, "content_events", json_integer(r->n_ev + r->n_ev_dropped));
-    if (r->n_ev_dropped) json_object_set_new(o, "events_dropped", json_integer(r->n_ev_dropped));
-    json_object_set_new(o, "finish_reason",
-                        rf_json_text(r->finish_reason, strlen(r->finish_reason)));
-    json_object_set_new(o, "ttft_ms", json_real(m.ttft_ms));
-    json_object_set_new(o, "e2e_ms", json_real(m.e2e_ms));
-    json_object_set_new(o, "tpot_ms", json_real(m.tpot_ms));
-    json_object_set_new(o, "decode_tok_s", json_real(m.decode_tok_s));
-    json_object_set_new(o, "lag_ms", json_real(m.lag_ms));
-    json_object_set_new(o, "reply_bytes", json_integer(r->text_bytes));
-    if (r->text_bytes > (int64_t)r->text.len)
-        json_object_set_new(o, "reply_truncated", json_true());
+    put(&bad, o, "t_intended_ms", ms_since(c->t0, s->t_intended));
+    put(&bad, o, "t_sent_ms", ms_since(c->t0, r->t_sent));
+    put(&bad, o, "t_first_byte_ms", ms_since(c->t0, r->t_first_byte));
+    put(&bad, o, "t_first_content_ms", ms_since(c->t0, r->t_first_content));
+    put(&bad, o, "t_last_content_ms", ms_since(c->t0, r->t_last_content));
+    put(&bad, o, "t_done_ms", ms_since(c->t0, r->t_done));
+    put(&bad, o, "max_tokens", json_integer(s->req.max_tokens));
+    put(&bad, o, "prompt_tokens_server", json_integer(r->prompt_tokens));
+    put(&bad, o, "completion_tokens_server", json_integer(r->completion_tokens));
+    put(&bad, o, "completion_tokens_client", json_integer(r->client_tokens));
+    put(&bad, o, "content_events", json_integer(r->n_ev + r->n_ev_dropped));
+    if (r->n_ev_dropped) put(&bad, o, "events_dropped", json_integer(r->n_ev_dropped));
+    put(&bad, o, "finish_reason", rf_json_text(r->finish_reason, strlen(r->finish_reason)));
+    put(&bad, o, "ttft_ms", json_real(m.ttft_ms));
+    put(&bad, o, "e2e_ms", json_real(m.e2e_ms));
+    put(&bad, o, "tpot_ms", json_real(m.tpot_ms));
+    put(&bad, o, "decode_tok_s", json_real(m.decode_tok_s));
+    put(&bad, o, "lag_ms", json_real(m.lag_ms));
+    put(&bad, o, "reply_bytes", json_integer(r->text_bytes));
+    if (r->text_bytes > (int64_t)r->text.len) put(&bad, o, "reply_truncated", json_true());
     json_t *ev = json_array(), *evk = json_array();
     for (int32_t i = 0; i < r->n_ev; i++) {
-        json_array_append_new(ev, json_real((double)(r->ev_t[i] - r->t_sent) / 1e6));
-        json_array_append_new(evk, json_integer(r->ev_tokens[i]));
+        push(&bad, ev, json_real((double)(r->ev_t[i] - r->t_sent) / 1e6));
+        push(&bad, evk, json_integer(r->ev_tokens[i]));
     }
-    json_object_set_new(o, "events_ms", ev);
-    json_object_set_new(o, "events_tokens", evk);
+    put(&bad, o, "events_ms", ev);
+    put(&bad, o, "events_tokens", evk);
     if (r->has_timings) {
         json_t *t = json_object();
-        json_object_set_new(t, "prompt_n", json_integer(r->prompt_n));
-        json_object_set_new(t, "prompt_ms", json_real(r->prompt_ms));
-        json_object_set_new(t, "predicted_n", json_integer(r->predicted_n));
-        json_object_set_new(t, "predicted_ms", json_real(r->predicted_ms));
-        json_object_set_new(o, "server_timings", t);
+        put(&bad, t, "prompt_n", json_integer(r->prompt_n));
+        put(&bad, t, "prompt_ms", json_real(r->prompt_ms));
+        put(&bad, t, "predicted_n", json_integer(r->predicted_n));
+        put(&bad, t, "predicted_ms", json_real(r->predicted_ms));
+        put(&bad, o, "server_timings", t);
     }
     if (s->grade || !strcmp(s->suite, "probe")) {
-        json_object_set_new(o, "reply", rf_json_text((const char *)r->text.data, r->text.len));
+        put(&bad, o, "reply", rf_json_text((const char *)r->text.data, r->text.len));
         json_t *calls = json_array();
         for (int32_t i = 0; i < r->n_calls; i++) {
             const rf_bk_tool_call *tc = &r->calls[i];
             json_t *cj = json_object();
-            json_object_set_new(cj, "id", rf_json_text(tc->id, tc->id ? strlen(tc->id) : 0));
-            json_object_set_new(cj, "name",
-                                rf_json_text(tc->name, tc->name ? strlen(tc->name) : 0));
+            put(&bad, cj, "id", rf_json_text(tc->id, tc->id ? strlen(tc->id) : 0));
+            put(&bad, cj, "name", rf_json_text(tc->name, tc->name ? strlen(tc->name) : 0));
             size_t alen = tc->arguments ? strlen(tc->arguments) : 0;
-            json_object_set_new(cj, "arguments", rf_json_text(tc->arguments, alen));
+            put(&bad, cj, "arguments", rf_json_text(tc->arguments, alen));
             if (tc->arguments_bytes > (int64_t)alen) {
-                json_object_set_new(cj, "arguments_bytes", json_integer(tc->arguments_bytes));
-                json_object_set_new(cj, "arguments_truncated", json_true());
+                put(&bad, cj, "arguments_bytes", json_integer(tc->arguments_bytes));
+                put(&bad, cj, "arguments_truncated", json_true());
             }
-            json_array_append_new(calls, cj);
+            push(&bad, calls, cj);
         }
-        json_object_set_new(o, "tool_calls", calls);
-        if (r->call_form[0]) json_object_set_new(o, "call_form", json_string(r->call_form));
+        put(&bad, o, "tool_calls", calls);
+        if (r->call_form[0]) put(&bad, o, "call_form", json_string(r->call_form));
     }
-    if (s->grade) json_object_update(o, s->grade);
+    if (s->grade && json_object_update(o, s->grade)) bad = 1;
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 

@@ -2,6 +2,7 @@
 #include "bench/runfile.h"
 #include "model/registry.h"
 #include "util/file.h"
+#include "util/json_dump.h"
 #include "util/json_read.h"
 #include "util/utf8.h"
 
@@ -285,7 +286,7 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
         snprintf(p, sizeof p, "%s.extra_body", path);
         if (!json_is_object(xb)) return bad(c, p, "expected a JSON object");
         /* kept as text, owned by the run file's tree like every other string of the desc */
-        char *txt = json_dumps(xb, JSON_COMPACT);
+        char *txt = rf_json_dumps(xb, JSON_COMPACT);
         json_t *js = txt ? json_string(txt) : NULL;
         free(txt);
         if (!js || json_object_set_new(o, "extra_body", js)) return bad(c, p, "out of memory");

@@ -11,6 +11,7 @@
 #include "bench/agent_task.h"
 #include "bench/bench.h"
 #include "util/clock.h"
+#include "util/json_dump.h"
 
 rf_status rf_agent_preflight(const rf_run_desc *d, rf_error *err) {
     char buf[RF_BENCH_PATH_MAX];
@@ -40,7 +41,7 @@ static char *calls_json(const rf_bk_result *r) {
         json_object_set_new(c, "function", f);
         json_array_append_new(a, c);
     }
-    char *s = json_dumps(a, JSON_COMPACT);
+    char *s = rf_json_dumps(a, JSON_COMPACT);
     json_decref(a);
     return s;
 }

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "report/cost.h"
+#include "util/json_dump.h"
 
 static void help(FILE *f) {
     fputs("usage: roofline cost [--usd-per-hour H | --usd-per-month M] [--tok-s T]\n"
@@ -95,7 +96,7 @@ int cli_cost(int argc, char **argv) {
                  {"break_even_tok_s", be}};
         for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
             json_object_set_new(o, f[i].k, isfinite(f[i].v) ? json_real(f[i].v) : json_null());
-        char *text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+        char *text = rf_json_dumps(o, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
         if (text) puts(text);
         free(text);
         json_decref(o);

@@ -125,8 +125,9 @@ rf_status rf_engine_open(const rf_engine_params *params, rf_engine **out, rf_err
     e->b_out = malloc((size_t)T);
     e->out_slot = malloc((size_t)S * sizeof(int32_t));
     e->text = malloc(RF_TS_PENDING + RF_TS_PIECE_MAX);
+    e->dropped = malloc((size_t)e->p.max_queue * sizeof *e->dropped);
     if (!e->model_name || !e->queue || !e->cancels || !e->slots || !e->b_tok || !e->b_pos ||
-        !e->b_seq || !e->b_out || !e->out_slot || !e->text) {
+        !e->b_seq || !e->b_out || !e->out_slot || !e->text || !e->dropped) {
         st = rf_error_set(err, RF_ERR_NOMEM, "engine: out of memory");
         goto fail;
     }
@@ -182,6 +183,7 @@ void rf_engine_close(rf_engine *e) {
     free(e->b_out);
     free(e->out_slot);
     free(e->text);
+    free(e->dropped);
     free(e->model_name);
     rf_context_free(e->ctx);
     rf_model_free(e->model);
@@ -299,11 +301,14 @@ rf_status rf_engine_submit(rf_engine *e, const int32_t *prompt, int32_t n_prompt
     int64_t need = (int64_t)n_prompt + (p->max_tokens < 0 ? 1 : p->max_tokens);
     if (need > e->p.n_ctx || need > e->p.kv_budget) {
         rf_jschema_free(schema);
+        const bool ctx = need > e->p.n_ctx; /* else only the KV budget is too small */
         return rf_error_set(err, RF_ERR_CONTEXT,
                             "the request needs %lld positions (%d prompt tokens + %d to generate), "
-                            "more than the context of %d tokens",
+                            "more than the %s of %lld %s",
                             (long long)need, n_prompt, p->max_tokens < 0 ? 1 : p->max_tokens,
-                            e->p.n_ctx);
+                            ctx ? "context" : "whole KV budget",
+                            ctx ? (long long)e->p.n_ctx : (long long)e->p.kv_budget,
+                            ctx ? "tokens" : "positions");
     }
     rf_req *r = calloc(1, sizeof *r);
     int32_t *copy = malloc((size_t)n_prompt * sizeof *copy);

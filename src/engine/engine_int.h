@@ -95,6 +95,8 @@ struct rf_engine {
     int8_t *b_out;
     int32_t *out_slot; /* slot of each output row */
     char *text;        /* RF_TS_PENDING + RF_TS_PIECE_MAX */
+    rf_req **dropped;  /* max_queue: queued requests cancelled in one step (their final events
+                        * are sent after the lock is released) */
 
     rf_engine_stats stats; /* counters; running/waiting filled on read */
     rf_vocab_index *vidx;  /* built by the scheduler on the first constrained request */

@@ -1,5 +1,6 @@
 /* json_schema.c: JSON Schema (through jansson) -> the matcher's node graph. */
 #include "engine/json_schema.h"
+#include "util/json_dump.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -87,7 +88,7 @@ int32_t rf_jschema_add_raw(rf_jschema *s, const char *text) {
 
 int32_t rf_jschema_add_const_string(rf_jschema *s, const char *str) {
     json_t *j = json_string(str);
-    char *t = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    char *t = j ? rf_json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
     json_decref(j);
     if (!t) return -1;
     int32_t id = lit1(s, t, false);
@@ -125,7 +126,7 @@ int32_t rf_jschema_add_list(rf_jschema *s, rf_jn_kind kind, const int32_t *kids,
 
 static int32_t add_prop(rf_jschema *s, const char *key, int32_t node, bool required) {
     json_t *j = json_string(key);
-    char *t = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    char *t = j ? rf_json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
     json_decref(j);
     if (!t) return -1;
     int32_t k = add_lit(s, t, strlen(t));
@@ -382,8 +383,8 @@ static rf_status compile_enum(cctx *c, json_t *vals, const char *path, int32_t *
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
-        texts[i] = json_dumps(json_array_get(vals, i),
-                              JSON_ENCODE_ANY | JSON_COMPACT | JSON_PRESERVE_ORDER);
+        texts[i] = rf_json_dumps(json_array_get(vals, i),
+                                 JSON_ENCODE_ANY | JSON_COMPACT | JSON_PRESERVE_ORDER);
         if (!texts[i]) {
             st = nomem(c);
             goto done;

@@ -300,7 +300,8 @@ static void advance(rf_engine *e, int32_t si, int32_t row) {
 
 void *rf_scheduler_main(void *arg) {
     rf_engine *e = arg;
-    rf_req **dropped = malloc((size_t)e->p.max_queue * sizeof *dropped);
+    rf_req **dropped = e->dropped; /* made at open: a thread that cannot start its work fails
+                                    * rf_engine_open, never a request */
     rf_error err = {0};
     for (;;) {
         pthread_mutex_lock(&e->mu);
@@ -313,7 +314,7 @@ void *rf_scheduler_main(void *arg) {
         }
         rf_slot_state before[256];
         for (int32_t i = 0; i < e->p.max_seqs; i++) before[i] = e->slots[i].state;
-        int32_t nd = dropped ? admit(e, dropped) : 0;
+        int32_t nd = admit(e, dropped);
         int stopping = e->stop;
         pthread_mutex_unlock(&e->mu);
 
@@ -345,6 +346,5 @@ void *rf_scheduler_main(void *arg) {
         }
         for (int32_t r = 0; r < n_out; r++) advance(e, e->out_slot[r], r);
     }
-    free(dropped);
     return NULL;
 }

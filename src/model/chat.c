@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/toolcall.h"
+#include "util/json_dump.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -24,7 +25,7 @@ static bool is_system(const char *role) {
 
 /* Jinja's tojson as llama.cpp writes it: ", " and ": ", keys in order, UTF-8 as is. */
 static rf_status append_tojson(rf_buf *b, const json_t *v) {
-    char *s = json_dumps(v, JSON_PRESERVE_ORDER | JSON_ENCODE_ANY | JSON_REAL_PRECISION(6));
+    char *s = rf_json_dumps(v, JSON_PRESERVE_ORDER | JSON_ENCODE_ANY | JSON_REAL_PRECISION(6));
     if (!s) return RF_ERR_NOMEM;
     rf_status st = rf_buf_append_str(b, s);
     free(s);
@@ -91,7 +92,7 @@ static rf_status plain_messages(const rf_chat_msg *msgs, size_t n, const char *t
             json_t *a = json_loads(x->tool_calls, 0, NULL);
             json_t *f = json_object_get(json_array_get(a, 0), "function");
             json_t *args = arguments_of(f);
-            char *as = json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+            char *as = rf_json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
             const char *name = json_string_value(json_object_get(f, "name"));
             p->owned[i] = rf_toolcall_render(name ? name : "", as ? as : "{}");
             free(as);

@@ -2,6 +2,7 @@
 #include "model/toolcall.h"
 
 #include "model/chat.h"
+#include "util/json_dump.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -28,7 +29,7 @@ rf_status rf_toolcall_instructions(const char *tools_json, rf_buf *out, rf_error
         }
         json_array_append(fns, f);
     }
-    char *desc = json_dumps(fns, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    char *desc = rf_json_dumps(fns, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(fns);
     json_decref(tools);
     if (!desc) return rf_error_set(err, RF_ERR_NOMEM, "tools: out of memory");
@@ -81,7 +82,7 @@ bool rf_toolcall_parse(const char *text, size_t len, const char *tools_json, cha
     bool ok = n && tool_exists(tools_json, n) && (!args || json_is_object(args));
     if (ok) {
         *name = strdup(n);
-        *arguments = args ? json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER) : strdup("{}");
+        *arguments = args ? rf_json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER) : strdup("{}");
         if (!*name || !*arguments) {
             free(*name);
             free(*arguments);
@@ -98,7 +99,7 @@ char *rf_toolcall_render(const char *name, const char *arguments_json) {
     json_object_set_new(o, "name", json_string(name ? name : ""));
     json_t *args = arguments_json ? json_loads(arguments_json, 0, NULL) : NULL;
     json_object_set_new(o, "parameters", args ? args : json_object());
-    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *s = rf_json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     return s;
 }

@@ -8,6 +8,7 @@
 
 #include "report/runset.h"
 #include "util/file.h"
+#include "util/json_dump.h"
 
 static rf_status write_in(const char *dir, const char *name, const void *data, size_t len,
                           rf_error *err) {
@@ -41,7 +42,7 @@ rf_status rf_report_build(const char *const *dirs, int n, const rf_report_opts *
     rf_buf_init(&csv, 0);
     st = rf_tables_build(sum, &ts, err);
     if (st) goto out;
-    text = json_dumps(sum, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+    text = rf_json_dumps(sum, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
     if (!text) {
         st = rf_error_set(err, RF_ERR_NOMEM, "cannot serialise the summary");
         goto out;

@@ -25,6 +25,7 @@
 #include "server/tool_stream.h"
 #include "util/buf.h"
 #include "util/clock.h"
+#include "util/json_dump.h"
 
 #define PING_NS      1000000000ll /* a stream's keep-alive comment after 1 s of silence */
 #define POLL_MS      200          /* a non-stream wait's check for a client that went away */
@@ -145,7 +146,7 @@ static json_t *tool_calls_json(const srv_req *r, const rf_reply *rep, int32_t fr
 
 static enum MHD_Result queue_json(srv_req *r, struct MHD_Connection *c, int status, json_t *o,
                                   const char *hname, const char *hval) {
-    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    char *s = o ? rf_json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!s) return MHD_NO;
     struct MHD_Response *resp =

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/json_dump.h"
 #include "util/json_kind.h"
 #include "util/json_read.h"
 
@@ -139,7 +140,7 @@ static rf_status parse_messages(rf_oai_req *r, rf_oai_error *e) {
             if (!assistant) return bad(e, param, "only an assistant message has tool_calls");
             if (!json_is_array(tc)) return wrong_type(e, param, tc, "an array");
             if (json_array_size(tc)) {
-                o->tool_calls = rf_oai_req_own(r, json_dumps(tc, JSON_COMPACT));
+                o->tool_calls = rf_oai_req_own(r, rf_json_dumps(tc, JSON_COMPACT));
                 if (!o->tool_calls) return rf_oai_error_set(e, 500, NULL, NULL, "out of memory");
             }
         }

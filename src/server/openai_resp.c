@@ -1,5 +1,6 @@
 /* openai_resp.c: see openai_resp.h. */
 #include "server/openai_resp.h"
+#include "util/json_dump.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -155,7 +156,7 @@ json_t *rf_oai_models_json(const char *id, int64_t created) {
 }
 
 rf_status rf_oai_sse_event(rf_buf *b, json_t *o) {
-    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    char *s = o ? rf_json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!s) return RF_ERR_NOMEM;
     size_t len0 = b->len;

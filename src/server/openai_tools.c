@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "server/openai_req.h"
+#include "util/json_dump.h"
 #include "util/json_read.h"
 
 static bool valid_name(const char *s) {
@@ -75,7 +76,7 @@ static rf_status parse_tool_list(rf_oai_req *r, rf_jr *j, json_t *tools, rf_oai_
                                         name, k, i);
         }
     }
-    r->tools_json = rf_oai_req_own(r, json_dumps(tools, JSON_COMPACT));
+    r->tools_json = rf_oai_req_own(r, rf_json_dumps(tools, JSON_COMPACT));
     if (!r->tools_json) return rf_oai_error_set(e, 500, NULL, NULL, "out of memory");
     return RF_OK;
 }
@@ -166,7 +167,7 @@ static rf_status parse_response_format(rf_oai_req *r, rf_jr *j, rf_oai_error *e)
         rf_jr_bool(j, js, "response_format.json_schema", "strict", RF_JR_NULLABLE, &strict))
         return rf_oai_jr_error(j, e);
     if (!valid_name(name)) return name_error(e, "response_format.json_schema.name", name);
-    r->json_schema = schema ? rf_oai_req_own(r, json_dumps(schema, JSON_COMPACT)) : "{}";
+    r->json_schema = schema ? rf_oai_req_own(r, rf_json_dumps(schema, JSON_COMPACT)) : "{}";
     if (!r->json_schema) return rf_oai_error_set(e, 500, NULL, NULL, "out of memory");
     return RF_OK;
 }

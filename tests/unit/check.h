@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 static int g_check_failures;
 static int g_check_count;
@@ -56,6 +57,24 @@ static inline void *xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) abort();
     return p;
+}
+
+/* How late a plain 1 ms sleep wakes up on this machine now: the worst of reps, in ms. A test
+ * without a fake server to measure its own lateness bounds a delay by a base plus this (measured
+ * in the same run, beside the delay it bounds), never by a fixed number alone: a machine that
+ * other work keeps busy wakes everything late, and that is not the code's fault. */
+static inline double check_sleep_lateness_ms(int reps) {
+    double worst = 0;
+    for (int i = 0; i < reps; i++) {
+        struct timespec a, b, d = {0, 1000000};
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        nanosleep(&d, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        double late =
+            (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6 - 1;
+        if (late > worst) worst = late;
+    }
+    return worst;
 }
 
 /* Ends main(): prints a one-line summary, returns the process exit status. */

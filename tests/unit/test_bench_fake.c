@@ -1,8 +1,16 @@
 /* test_bench_fake.c: the bench against the fake OpenAI server, in-process: a clean load run
- * measures the programmed schedule (TTFT, per-token gap) within a few ms; then, for each fault
- * the server can inject, a run where half the requests fail: every request still has exactly one
- * record, the faulted ones with the right error class, and the run goes on to the end. */
+ * measures the programmed schedule (TTFT, per-token gap; bounds widened by the server's own
+ * lateness) and renders the scoreboard of tests/data/scoreboard_golden.txt (timing cells
+ * normalized); then, for every fault the server can inject, a run where half the requests are
+ * faulted: every request still has exactly one record and the run goes on to the end. The
+ * transport faults (refuse, 500, 429, stall, truncate, invalid_json, error_event) give the
+ * faulted requests error records of the right class; wrong_tool_call and wrong_tool_name are
+ * well-formed streams whose tool call is bad, so in the load suite they are successes whose
+ * records say finish_reason "tool_calls" (one per injected fault): judging the call is the
+ * agent suite's grading (bench/fake_truth.py runs it against these faults). */
 #include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,11 +20,15 @@
 #include "bench/runfile.h"
 #include "report/report.h"
 #include "check.h"
+#include "util/buf.h"
+#include "util/file.h"
 
 /* Runs one load level of n requests at concurrency c against the fake server; returns the
  * summary (caller frees) and fills per-class record counts. */
-static json_t *run(int port, int c, int n, int tokens, double stall_s, const char *extra,
-                   int counts[RF_BK_ERROR_COUNT], int *records) {
+static int g_tool_finishes; /* records of the last run with finish_reason "tool_calls" */
+
+static json_t *run_md(int port, int c, int n, int tokens, double stall_s, const char *extra,
+                      int counts[RF_BK_ERROR_COUNT], int *records, char **report_md) {
     char dir[] = "/tmp/roofline-bfake-XXXXXX";
     if (!mkdtemp(dir)) return NULL;
     char uri[128], runjson[1024];
@@ -52,6 +64,7 @@ static json_t *run(int port, int c, int n, int tokens, double stall_s, const cha
     snprintf(path, sizeof path, "%s/records.jsonl", dir);
     memset(counts, 0, sizeof(int) * RF_BK_ERROR_COUNT);
     *records = 0;
+    g_tool_finishes = 0;
     FILE *f = fopen(path, "r");
     char line[1 << 16];
     while (f && fgets(line, sizeof line, f)) {
@@ -59,13 +72,115 @@ static json_t *run(int port, int c, int n, int tokens, double stall_s, const cha
         const char *cls = json_string_value(json_object_get(o, "error_class"));
         for (int k = 0; cls && k < RF_BK_ERROR_COUNT; k++)
             if (!strcmp(cls, rf_bk_error_name((rf_bk_error)k))) counts[k]++;
+        const char *fin = json_string_value(json_object_get(o, "finish_reason"));
+        g_tool_finishes += fin && !strcmp(fin, "tool_calls");
         (*records)++;
         json_decref(o);
     }
     if (f) fclose(f);
+    if (report_md) {
+        snprintf(path, sizeof path, "%s/report.md", dir);
+        size_t len = 0;
+        *report_md = NULL;
+        rf_error rerr = {0};
+        CHECK_MSG(rf_read_file(path, 1 << 20, report_md, &len, &rerr) == RF_OK, "%s", rerr.msg);
+    }
     snprintf(path, sizeof path, "rm -rf '%s'", dir);
     CHECK(system(path) == 0);
     return sum;
+}
+
+static json_t *run(int port, int c, int n, int tokens, double stall_s, const char *extra,
+                   int counts[RF_BK_ERROR_COUNT], int *records) {
+    return run_md(port, c, n, tokens, stall_s, extra, counts, records, NULL);
+}
+
+/* The scoreboard with what varies from run to run replaced: the run directory and time in its
+ * first lines ("RUN", "TIME"), the fake server's port ("PORT"), every table cell that is a
+ * number with a decimal point ("#": times and rates, measured), and the client-bound flag and
+ * note (they say the client's loop ran late: the machine's load); what is left (sections,
+ * column names, rows, counts of requests and errors, "unknown" cells and notes) is fixed by the
+ * run. */
+static void normalize_md(const char *md, rf_buf *out) {
+    rf_buf_reset(out);
+    for (const char *l = md; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t n = e ? (size_t)(e - l) : strlen(l);
+        if (!strncmp(l, "**client-bound**",
+                     16)) { /* the client's own lateness: load, not the run */
+            l += n + (e ? 1 : 0);
+            if (*l == '\n') l++; /* and the blank line after the note */
+            continue;
+        }
+        if (!strncmp(l, "run `", 5)) {
+            rf_buf_append_str(out, "run `RUN`, TIME");
+        } else if (l[0] == '|') {
+            const char *c = l; /* cells lie between consecutive '|' */
+            const char *next;
+            while ((next = memchr(c + 1, '|', (size_t)(l + n - c - 1))) != NULL) {
+                char cell[512];
+                size_t cl = (size_t)(next - c - 1) < sizeof cell - 1 ? (size_t)(next - c - 1)
+                                                                     : sizeof cell - 1;
+                memcpy(cell, c + 1, cl);
+                cell[cl] = 0;
+                char *t = cell;
+                while (*t == ' ') t++;
+                char *z = t + strlen(t);
+                while (z > t && z[-1] == ' ') *--z = 0;
+                char *flag = strstr(t, " (client-bound)");
+                if (flag) memmove(flag, flag + 15, strlen(flag + 15) + 1);
+                char *end = NULL;
+                strtod(t, &end);
+                bool number = *t && end && *end == 0 && strchr(t, '.') != NULL;
+                char *port = strstr(t, "127.0.0.1:");
+                rf_buf_append_str(out, "| ");
+                if (number) {
+                    rf_buf_append_str(out, "#");
+                } else if (port) {
+                    rf_buf_append(out, t, (size_t)(port - t) + 10);
+                    rf_buf_append_str(out, "PORT");
+                    const char *after = port + 10;
+                    while (*after >= '0' && *after <= '9') after++;
+                    rf_buf_append_str(out, after);
+                } else {
+                    rf_buf_append_str(out, t);
+                }
+                rf_buf_append_str(out, " ");
+                c = next;
+            }
+            rf_buf_append_str(out, "|");
+        } else {
+            rf_buf_append(out, l, n);
+        }
+        rf_buf_append_str(out, "\n");
+        l += n + (e ? 1 : 0);
+    }
+    rf_buf_terminate(out);
+}
+
+/* The normalized scoreboard of a fixed run against tests/data/scoreboard_golden.txt (with
+ * ROOFLINE_UPDATE_GOLDEN=1 in the environment, written there instead). */
+static void check_golden(const char *md) {
+    rf_buf norm;
+    rf_buf_init(&norm, 0);
+    normalize_md(md ? md : "", &norm);
+    char path[512];
+    snprintf(path, sizeof path, "%s/scoreboard_golden.txt",
+             getenv("ROOFLINE_TEST_DATA") ? getenv("ROOFLINE_TEST_DATA") : "tests/data");
+    if (getenv("ROOFLINE_UPDATE_GOLDEN")) {
+        FILE *f = fopen(path, "w");
+        CHECK(f && fwrite(norm.data, 1, norm.len, f) == norm.len);
+        if (f) fclose(f);
+    }
+    char *want = NULL;
+    size_t len = 0;
+    rf_error err = {0};
+    CHECK_MSG(rf_read_file(path, 1 << 20, &want, &len, &err) == RF_OK, "%s", err.msg);
+    bool same = want && len == norm.len && !memcmp(want, norm.data, len);
+    CHECK_MSG(same, "the scoreboard differs from %s; normalized, it is:\n%s", path,
+              (const char *)norm.data);
+    free(want);
+    rf_buf_free(&norm);
 }
 
 static double level_stat(json_t *sum, const char *key, const char *q) {
@@ -86,30 +201,42 @@ int main(void) {
     if (!fk) return check_summary("test_bench_fake");
     int counts[RF_BK_ERROR_COUNT], records;
 
-    /* clean run: the schedule comes back */
-    json_t *sum = run(rf_fake_port(fk), 4, 8, 16, 0, NULL, counts, &records);
+    /* clean run: the schedule comes back, within a base tolerance widened by the server's own
+     * lateness over the same run (its 99th percentile chunk lateness), so a loaded machine is
+     * not a failure; the machine's absolute punctuality is bench/fake_truth.py's figure */
+    char *md = NULL;
+    json_t *sum = run_md(rf_fake_port(fk), 4, 8, 16, 0, NULL, counts, &records, &md);
     CHECK(records == 8 && counts[RF_BK_OK] == 8);
+    check_golden(md);
+    free(md);
+    rf_fake_stats st0 = rf_fake_get_stats(fk);
+    const double late99 = rf_fake_late_quantile(&st0, 0.99);
     double ttft = level_stat(sum, "ttft_ms", "p50"),
            gap = level_stat(sum, "per_token_gap_ms", "p50");
-    fprintf(stderr, "clean: ttft p50 %.2f ms (programmed 40), token gap p50 %.2f ms (8)\n", ttft,
-            gap);
-    CHECK_NEAR(ttft, 40, 5);
-    CHECK_NEAR(gap, 8, 2);
+    fprintf(stderr,
+            "clean: ttft p50 %.2f ms (programmed 40), token gap p50 %.2f ms (8); server chunk "
+            "lateness p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+            ttft, gap, rf_fake_late_quantile(&st0, 0.5), late99, st0.late_max_ms);
+    CHECK_MSG(ttft >= 40 - 0.1, "ttft p50 %.2f ms, before its time", ttft);
+    CHECK_NEAR(ttft, 40, 3 + late99);
+    CHECK_NEAR(gap, 8, 2 + late99);
     CHECK(level_stat(sum, "output_tokens", NULL) == 8 * 16);
     double client_tok_s = level_stat(sum, "output_tok_s", NULL);
     json_decref(sum);
     /* the server's own punctuality is counted: every chunk of the 8 streams (16 tokens, the
-     * finish and usage tail), and on an idle machine the median is well under a millisecond */
-    rf_fake_stats st0 = rf_fake_get_stats(fk);
+     * finish and usage tail) */
     CHECK_MSG(st0.chunks_sent >= 8 * 16, "%llu chunks", (unsigned long long)st0.chunks_sent);
-    double late50 = rf_fake_late_quantile(&st0, 0.5);
-    CHECK_MSG(late50 > 0 && late50 <= 2.0, "chunk lateness p50 %.1f ms", late50);
+    CHECK(rf_fake_late_quantile(&st0, 0.5) > 0);
     CHECK(rf_fake_late_quantile(&st0, 1.0) <= st0.late_max_ms + 0.1);
-    /* what the server served agrees with what the client measured */
+    /* what the server served agrees with what the client measured: the two durations (first
+     * arrival to last end, first send to last completion) differ by connection set-up and by
+     * lateness, so by 5% plus twice the server's worst lateness */
     CHECK(st0.streamed_tokens == 8 * 16 && st0.served_s > 0);
     double served = st0.served_s > 0 ? (double)st0.streamed_tokens / st0.served_s : 0;
-    CHECK_MSG(fabs(served - client_tok_s) <= 0.05 * served, "served %.1f tok/s, client %.1f",
-              served, client_tok_s);
+    double d_server = st0.served_s, d_client = client_tok_s > 0 ? 8 * 16 / client_tok_s : 0;
+    CHECK_MSG(fabs(d_server - d_client) <= 0.05 * d_server + 2e-3 * st0.late_max_ms,
+              "served %.1f tok/s in %.4f s, client %.1f tok/s in %.4f s", served, d_server,
+              client_tok_s, d_client);
 
     /* extra_body is merged into every request: here the fake's per-request fault field */
     sum = run(rf_fake_port(fk), 2, 4, 8, 0, "{\"fake\": {\"fault\": \"500\"}}", counts, &records);
@@ -129,7 +256,11 @@ int main(void) {
         {RF_FAKE_FAULT_TRUNCATE, RF_BK_TRUNCATED},
         {RF_FAKE_FAULT_INVALID_JSON, RF_BK_INVALID},
         {RF_FAKE_FAULT_ERROR_EVENT, RF_BK_SERVER_ERROR},
+        {RF_FAKE_FAULT_WRONG_TOOL_CALL, RF_BK_OK}, /* a bad call, not a bad transport */
+        {RF_FAKE_FAULT_WRONG_TOOL_NAME, RF_BK_OK},
     };
+    /* every kind but "none": a fault added to the server without a case here fails */
+    CHECK(sizeof cases / sizeof cases[0] == RF_FAKE_FAULT_COUNT - 1);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         rf_fake_params fp = p;
         fp.ttft_ms = 5;
@@ -159,6 +290,16 @@ int main(void) {
             continue;
         }
         CHECK(resent == 0);
+        if (cases[i].cls == RF_BK_OK) { /* the tool-call faults: all 12 succeed */
+            CHECK_MSG(counts[RF_BK_OK] == 12 && g_tool_finishes == faulted && faulted > 0,
+                      "%s: %d injected, %d ok, %d records finished by tool_calls",
+                      rf_fake_fault_name(cases[i].fault), faulted, counts[RF_BK_OK],
+                      g_tool_finishes);
+            CHECK(level_stat(sum, "errors", NULL) == 0);
+            json_decref(sum);
+            rf_fake_stop(fk);
+            continue;
+        }
         CHECK_MSG(counts[cases[i].cls] == faulted && counts[RF_BK_OK] == 12 - faulted,
                   "%s: %d faults injected, %d records of class %s, %d ok",
                   rf_fake_fault_name(cases[i].fault), faulted, counts[cases[i].cls],

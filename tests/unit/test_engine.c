@@ -305,6 +305,7 @@ static void test_budget_and_queue(void) {
     rf_request_params big = greedy(95);
     CHECK(rf_engine_submit(e, prompt, 10, &big, on_event, &rs[0], NULL, &err) == RF_ERR_CONTEXT);
     CHECK(strstr(err.msg, "positions") != NULL);
+    CHECK(strstr(err.msg, "context of 96") != NULL);
     int64_t peak = 0;
     for (int i = 0; i < 4; i++) {
         rec_wait(&rs[i]);
@@ -313,6 +314,25 @@ static void test_budget_and_queue(void) {
     }
     CHECK_MSG(peak <= 100 && peak >= 80, "peak reserved %lld", (long long)peak);
     rf_engine_close(e);
+
+    /* within the context (96) but over the whole KV budget (60): refused by the budget alone,
+     * and the message names both numbers, needed and available */
+    e = open_engine(2, 60, 4);
+    CHECK(e != NULL);
+    if (e) {
+        rf_request_params over = greedy(60); /* 10 + 60 = 70 <= 96 */
+        CHECK(rf_engine_submit(e, prompt, 10, &over, on_event, &rs[0], NULL, &err) ==
+              RF_ERR_CONTEXT);
+        CHECK_MSG(strstr(err.msg, "needs 70 positions") && strstr(err.msg, "KV budget of 60"), "%s",
+                  err.msg);
+        rf_request_params fits = greedy(50); /* 60: exactly the budget, accepted */
+        rec_init(&rs[1]);
+        rs[1].e = e;
+        CHECK(rf_engine_submit(e, prompt, 10, &fits, on_event, &rs[1], NULL, &err) == RF_OK);
+        rec_wait(&rs[1]);
+        CHECK(rs[1].finish == RF_FINISH_LENGTH && rs[1].n == 50);
+        rf_engine_close(e);
+    }
 
     /* a queue of 2 behind one slot: the third waiting request is refused with RF_ERR_BUSY */
     e = open_engine(1, 0, 2);

@@ -872,7 +872,9 @@ static void test_errors(void) {
     double dt = (double)(rf_now_ns() - t0) / 1e9;
     CHECK_MSG(req.res.err == RF_BK_STALL, "stall: %s %s", rf_bk_error_name(req.res.err),
               req.res.err_msg);
-    CHECK_MSG(dt > 0.25 && dt < 2.8, "stall detected after %.2f s", dt);
+    /* not before stall_s; the class says it was the stall, not the server's 3 s pause ending
+     * (how soon after stall_s depends on the machine's load: no upper bound in time) */
+    CHECK_MSG(dt > 0.3 - 1e-3, "stall detected after %.2f s", dt);
     CHECK(req.res.n_ev == 1 && !strcmp((const char *)req.res.text.data, "then nothing"));
     rf_bk_result_free(&req.res);
 
@@ -890,7 +892,7 @@ static void test_errors(void) {
         dt = (double)(rf_now_ns() - t0) / 1e9;
         CHECK_MSG(w.done == 1 && req.res.err == RF_BK_TIMEOUT, "timeout: %s %s",
                   rf_bk_error_name(req.res.err), req.res.err_msg);
-        CHECK_MSG(dt > 0.35 && dt < 2.5, "timeout after %.2f s", dt);
+        CHECK_MSG(dt > 0.4 - 1e-3, "timeout after %.2f s", dt); /* not before timeout_s */
         rf_bk_result_free(&req.res);
         rf_backend_close(b);
     }
@@ -1096,7 +1098,9 @@ static void test_cancel_close(void) {
     int64_t t0 = rf_now_ns();
     run_until(&w, 5);
     CHECK(w.done == 1 && req.res.err == RF_BK_CANCELLED);
-    CHECK(rf_now_ns() - t0 < 1000000000);
+    /* the cancel at 100 ms ends it, not the reply: well before 1 s, plus how late a sleep
+     * wakes up on this machine now */
+    CHECK((double)(rf_now_ns() - t0) / 1e6 < 1000 + check_sleep_lateness_ms(20));
     CHECK(req.res.n_ev == 1); /* what arrived before the cancel is kept */
     b->vt->cancel(b, &req);   /* a second cancel: no second done */
     CHECK(w.done == 1);

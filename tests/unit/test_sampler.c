@@ -1,4 +1,5 @@
-/* test_sampler.c: greedy, temperature, top-k, top-p and seeds; the selection helpers. */
+/* test_sampler.c: greedy, temperature, top-k, top-p (a nucleus that must exclude tokens) and
+ * seeds; the selection helpers; sample_top equal to full sampling at temperature > 0. */
 #include <math.h>
 #include <string.h>
 
@@ -89,6 +90,62 @@ int main(void) {
     }
     CHECK(lead > 0 && tail > 0);
     rf_sampler_free(pn);
+
+    /* top-p must exclude (a 4096-token vocabulary, so that many draws stay cheap): A, B, C hold
+     * 0.5, 0.3, 0.15 of the mass and the other 4093 tokens 0.05 between them, so the nucleus of
+     * 0.7 is {A, B} (0.5 < 0.7 <= 0.8): C and the tail never come, A and B come 5 : 3. Ignoring
+     * top-p would give C ~15% of the draws. */
+    enum { VS = 4096 };
+    static float small[VS];
+    rf_error serr = {0};
+    for (int i = 0; i < VS; i++) small[i] = logf(0.05f / (float)(VS - 3));
+    small[10] = logf(0.5f);
+    small[20] = logf(0.3f);
+    small[30] = logf(0.15f);
+    rf_sampler_params spp = {1.0f, 0, 0.7f, 13, 0.0f, 0.0f};
+    rf_sampler *p7 = NULL;
+    CHECK(rf_sampler_new(&spp, VS, &p7, &serr) == RF_OK);
+    int na = 0, nb = 0, excluded = 0;
+    for (int i = 0; p7 && i < 2000; i++) {
+        int32_t id = rf_sampler_sample(p7, small);
+        na += id == 10;
+        nb += id == 20;
+        excluded += id != 10 && id != 20;
+    }
+    CHECK_MSG(excluded == 0, "top-p 0.7: %d of 2000 draws outside the nucleus", excluded);
+    CHECK_NEAR(na / 2000.0, 0.625, 0.04); /* 3.7 standard deviations (and seeded) */
+    CHECK_NEAR(nb / 2000.0, 0.375, 0.04);
+    rf_sampler_free(p7);
+
+    /* rf_sampler_sample_top equals rf_sampler_sample at temperature > 0 (top-k within the
+     * candidates given, with top-p): two samplers of the same seed, one on the full logits,
+     * one on the 64 best candidates, draw the same token every time, over 300 rows */
+    {
+        enum { NTOP = 64 };
+        rf_sampler_params sps = {0.8f, 20, 0.9f, 77, 0.0f, 0.0f};
+        rf_sampler *full = NULL, *top = NULL;
+        CHECK(rf_sampler_new(&sps, VS, &full, &serr) == RF_OK);
+        CHECK(rf_sampler_new(&sps, VS, &top, &serr) == RF_OK);
+        CHECK(top && rf_sampler_fits_top(top, NTOP));
+        int32_t ids[NTOP];
+        float vals[NTOP];
+        int agree = 0, distinct = 0, prev = -1;
+        uint64_t rs = 1000;
+        for (int row = 0; full && top && row < 300; row++) {
+            for (int i = 0; i < VS; i++) small[i] = 3.0f * rng_sym(&rs);
+            for (int j = 0; j < 8; j++) small[(row * 7919 + j * 1031) % VS] = 4.0f + 0.1f * j;
+            int32_t n = rf_top_k(small, VS, NTOP, ids, vals);
+            int32_t a = rf_sampler_sample(full, small);
+            int32_t b = rf_sampler_sample_top(top, ids, vals, n);
+            agree += a == b;
+            distinct += a != prev;
+            prev = a;
+        }
+        CHECK_MSG(agree == 300, "sample_top agreed with full sampling %d of 300 times", agree);
+        CHECK(distinct > 100); /* the draws were random, not one greedy token */
+        rf_sampler_free(full);
+        rf_sampler_free(top);
+    }
 
     /* same seed, same stream; another seed, another stream; reset restarts */
     fill(5);

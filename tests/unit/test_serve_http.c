@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "http_client.h"
 #include "roofline/engine.h"
 #include "server/http.h"
 #include "tiny_model.h"
@@ -18,36 +19,10 @@
 
 static int g_port;
 
-static size_t on_body(char *p, size_t size, size_t n, void *user) {
-    return rf_buf_append(user, p, size * n) == RF_OK ? size * n : 0;
-}
-
 /* One request; returns the status (0 on a transport error) and the body in *out (reset). */
 static long http(const char *method, const char *path, const char *body, const char *key,
                  rf_buf *out) {
-    char url[256], auth[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", g_port, path);
-    rf_buf_reset(out);
-    CURL *c = curl_easy_init();
-    if (!c) return 0;
-    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-    if (key) {
-        snprintf(auth, sizeof auth, "Authorization: Bearer %s", key);
-        h = curl_slist_append(h, auth);
-    }
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    if (body) curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-    long status = 0;
-    if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    curl_slist_free_all(h);
-    curl_easy_cleanup(c);
-    rf_buf_terminate(out);
-    return status;
+    return http_client_request(g_port, method, path, body, key, out);
 }
 
 /* The value of the sample named `name` (labels included, as written) in Prometheus text; -1
