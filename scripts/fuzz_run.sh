@@ -88,7 +88,8 @@ for t in "${targets[@]}"; do
   rc=0
   (cd "$art" && /usr/bin/time -f "%U %S" -o "$build/fuzz-$t.time" \
     nice -n 19 "$build/tests/fuzz/fuzz_$t" "${args[@]}" "$work" >"$out" 2>&1) || rc=$?
-  cpu="$(awk '{ printf "%.1f", $1 + $2 }' "$build/fuzz-$t.time" 2>/dev/null || echo 0)"
+  # the last line: time puts "Command exited with non-zero status N" before it after a crash
+  cpu="$(tail -n 1 "$build/fuzz-$t.time" 2>/dev/null | awk '{ printf "%.1f", $1 + $2 }')"
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$out" | tail -n 1)"
   final="$(grep -E '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$out" | tail -n 1 || true)"
   cov="$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$final")"
@@ -98,7 +99,7 @@ for t in "${targets[@]}"; do
   crashes="${new:-0}"
   if [ "$rc" -ne 0 ] && [ "$crashes" = "0" ]; then crashes="exit-$rc"; fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$commit" \
-    "$t" "$secs" "$cpu" "${execs:-0}" "${cov:-0}" "${ft:-0}" "$(ls "$work" | wc -l)" \
+    "$t" "$secs" "${cpu:-0}" "${execs:-0}" "${cov:-0}" "${ft:-0}" "$(ls "$work" | wc -l)" \
     "$crashes" >>"$log"
   tail -n 1 "$log"
   if [ "$crashes" != "0" ]; then
