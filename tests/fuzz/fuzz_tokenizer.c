@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "fuzz_util.h"
+#include "gpt2_bytes.h"
 #include "model/tokenizer.h"
 #include "model/tokenizer_int.h"
 #include "util/utf8.h"
@@ -34,26 +35,10 @@ static bool smollm_lacks(int b) {
            b == 0xC0 || b == 0xC1 || b == 0xF1 || b == 0xF2 || b >= 0xF5;
 }
 
-/* Raw bytes as GPT-2 byte-level text: printable bytes are themselves, the other 68 take U+0100
- * on in byte order (malloc'd). */
+/* Raw bytes as GPT-2 byte-level text (tests/unit/gpt2_bytes.h). */
 static char *byte_level(const char *raw, size_t n) {
-    char *out = malloc(2 * n + 1);
+    char *out = gpt2_text(raw, n);
     REQUIRE(out != NULL);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        int b = (uint8_t)raw[i], shifted = 0;
-        for (int c = 0; c < b; c++)
-            shifted += !((c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || c >= 0xAE);
-        bool self = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-        uint32_t c = self ? (uint32_t)b : 0x100u + (uint32_t)shifted;
-        if (c < 0x80) {
-            out[k++] = (char)c;
-        } else {
-            out[k++] = (char)(0xC0 | c >> 6);
-            out[k++] = (char)(0x80 | (c & 0x3F));
-        }
-    }
-    out[k] = 0;
     return out;
 }
 

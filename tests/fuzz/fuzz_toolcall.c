@@ -16,62 +16,20 @@
 #include "model/chat.h"
 #include "model/toolcall.h"
 #include "server/tool_stream.h"
+#include "tsplit_log.h"
 
 static const char *const DEFAULT_TOOLS =
     "[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"parameters\":{\"type\":"
     "\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}}}},"
     "{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]";
 
-typedef struct ev_log {
-    rf_buf b;
-    int last_kind, last_index;
-    int32_t n_calls;
-    size_t content_bytes;
-} ev_log;
-
-static void on_log(void *user, rf_tsplit_kind k, int32_t index, const char *s, size_t n) {
-    ev_log *l = user;
-    if (k == RF_TSPLIT_CALL) {
-        REQUIRE(index == l->n_calls);
-        l->n_calls++;
-    } else if (k == RF_TSPLIT_ARGS) {
-        REQUIRE(index == l->n_calls - 1);
-    } else {
-        l->content_bytes += n;
-    }
-    if (!((int)k == l->last_kind && index == l->last_index && k != RF_TSPLIT_CALL)) {
-        char tag[32];
-        snprintf(tag, sizeof tag, "|%d:%d:", (int)k, (int)index);
-        rf_buf_append_str(&l->b, tag);
-    }
-    l->last_kind = (int)k;
-    l->last_index = index;
-    rf_buf_append(&l->b, s, n);
-}
-
-/* The splitter's events for the reply cut in pieces of `piece` bytes; false when it refused the
- * tools (then nothing ran). */
+/* The splitter's events for the reply cut in pieces of `piece` bytes (tests/unit/tsplit_log.h);
+ * false when it refused the tools (then nothing ran). */
 static bool split(const char *open, const char *close, const char *tools, const char *text,
-                  size_t len, size_t piece, ev_log *l) {
-    rf_tsplit t;
+                  size_t len, size_t piece, tsplit_log *l) {
     rf_buf_init(&l->b, 0);
-    l->last_kind = -1;
-    l->last_index = -2;
-    l->n_calls = 0;
-    l->content_bytes = 0;
-    rf_error err = {0};
-    if (rf_tsplit_init(&t, open, close, tools, on_log, l, &err) != RF_OK) return false;
-    for (size_t at = 0; at < len; at += piece)
-        REQUIRE(rf_tsplit_push(&t, text + at, len - at < piece ? len - at : piece) == RF_OK);
-    const char *held;
-    size_t hl;
-    if (rf_tsplit_finish(&t, &held, &hl)) {
-        REQUIRE(hl <= len);
-        rf_buf_append_str(&l->b, "|held:");
-        rf_buf_append(&l->b, held, hl);
-    }
-    REQUIRE(l->content_bytes <= len);
-    rf_tsplit_free(&t);
+    if (!tsplit_log_feed(open, close, tools, text, len, piece, l)) return false;
+    REQUIRE(l->bad_order == 0 && l->content_bytes <= len);
     return true;
 }
 
@@ -117,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     const char *open, *close;
     rf_toolcall_markers(family, &open, &close);
-    ev_log whole, bytes, threes;
+    tsplit_log whole, bytes, threes;
     if (split(open, close, tools, reply, reply_len, reply_len ? reply_len : 1, &whole)) {
         REQUIRE(split(open, close, tools, reply, reply_len, 1, &bytes));
         REQUIRE(split(open, close, tools, reply, reply_len, 3, &threes));
