@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # scripts/fuzz_smoke.sh [SECONDS]: builds the libFuzzer targets (clang, -DROOFLINE_FUZZ=ON, in
-# build-fuzz) and runs each one for SECONDS (default 20) over a copy of its seed corpus in a
+# build-fuzz) and runs each one for SECONDS (default 30, as CI) over a copy of its seed corpus in a
 # temporary directory, so tests/fuzz/corpus is never written to. A target is tests/fuzz/fuzz_NAME.c
 # with its corpus in tests/fuzz/corpus/NAME and, when present, its dictionary tests/fuzz/NAME.dict.
 # Fails on the first crash, leak, timeout or sanitizer report, and keeps the temporary directory
 # (the crashing input is there) for the fix and the regression case (copy it into the corpus).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-secs="${1:-20}"
+secs="${1:-30}"
 if ! [[ "$secs" =~ ^[1-9][0-9]*$ ]]; then
   echo "fuzz_smoke: SECONDS must be a positive integer, got '$secs'" >&2
   exit 2

@@ -5,9 +5,9 @@
 # concurrency tests (engine scheduler, bench loop, bench over the engine, the bench's hostile-input
 # and kill/resume cases) under ThreadSanitizer,
 # and the kernel tests cross-built for AArch64 under qemu (scripts/check_neon.sh: the NEON table,
-# which this x86 machine cannot run natively), and every libFuzzer target for 20 s over a copy of
-# its corpus (scripts/fuzz_smoke.sh, clang), and the Release unit tests once more while every core
-# is kept busy by another process (scripts/flake_check.sh 1: timing checks must not flake).
+# which this x86 machine cannot run natively), every libFuzzer target for 30 s over a copy of its
+# corpus (scripts/fuzz_smoke.sh, clang), and the Release unit tests once more while every core is
+# kept busy by another process (scripts/flake_check.sh 1: timing checks must not flake).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 jobs="$(nproc)"
@@ -32,5 +32,5 @@ echo "== concurrency tests (ThreadSanitizer)"
 TSAN_OPTIONS="halt_on_error=1" ctest --test-dir "$root/build-tsan" --output-on-failure \
   -R "^(test_engine|test_loop|test_bench|test_bench_hostile|test_serve_http|test_metrics|test_constraint|test_engine_sampling)$"
 "$root/scripts/check_neon.sh"
-echo "== fuzz smoke (libFuzzer, 20 s per target)"
-"$root/scripts/fuzz_smoke.sh" 20
+echo "== fuzz smoke (libFuzzer, 30 s per target)"
+"$root/scripts/fuzz_smoke.sh" 30

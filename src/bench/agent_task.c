@@ -225,9 +225,29 @@ rf_status rf_condition_parse(const char *text, size_t len, rf_condition *out, rf
     return RF_OK;
 }
 
+/* The threshold as the condition language reads it back exactly: %.15g when that is plain
+ * decimal and round-trips ("10", "9.5"), else the shortest fixed-point form that does (the
+ * language has no exponents: %.15g printed 1e21 as "1e+21" and 1e-7 as "1e-07", which neither
+ * parse nor, past 15 digits, keep the value). Any threshold the parser accepted (at most 47
+ * characters of decimal) fits in 48 characters. */
+static void format_threshold(double t, char *out, size_t cap) {
+    snprintf(out, cap, "%.15g", t);
+    if (!strpbrk(out, "eEn") && strtod(out, NULL) == t) return;
+    for (int prec = 0; prec <= 60; prec++) {
+        snprintf(out, cap, "%.*f", prec, t);
+        if (strtod(out, NULL) == t) break;
+    }
+    if (strchr(out, '.')) { /* "0.5000" is "0.5" */
+        size_t n = strlen(out);
+        while (n > 0 && out[n - 1] == '0') out[--n] = 0;
+        if (n > 0 && out[n - 1] == '.') out[--n] = 0;
+    }
+}
+
 int rf_condition_format(const rf_condition *c, char *buf, size_t cap) {
-    double t = c->threshold == 0 ? 0.0 : c->threshold;
-    return snprintf(buf, cap, "id %s %.15g", rf_cmp_op_str(c->op), t);
+    char num[400]; /* %.60f of any finite double fits */
+    format_threshold(c->threshold == 0 ? 0.0 : c->threshold, num, sizeof num);
+    return snprintf(buf, cap, "id %s %s", rf_cmp_op_str(c->op), num);
 }
 
 bool rf_condition_eval(const rf_condition *c, double id) {

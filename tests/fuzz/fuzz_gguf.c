@@ -15,8 +15,7 @@
 #include <string.h>
 
 #include "format/gguf.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_util.h"
 
 static volatile uint8_t g_sink;
 
@@ -31,11 +30,6 @@ static bool inside(const uint8_t *base, size_t size, const void *p, uint64_t n) 
     const uint8_t *q = p;
     return q >= base && q <= base + size && (uint64_t)(base + size - q) >= n;
 }
-
-#define REQUIRE(cond)                                                                              \
-    do {                                                                                           \
-        if (!(cond)) __builtin_trap();                                                             \
-    } while (0)
 
 static void exercise_getters(const rf_gguf *g, const char *key) {
     rf_error err;

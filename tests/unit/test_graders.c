@@ -598,6 +598,14 @@ static void test_conditions(void) {
     cond_ok("id >= -3", "id >= -3");
     cond_ok("id >= 10.", "id >= 10");
     cond_ok("id >= -0", "id >= 0");
+    /* thresholds past 15 digits or below 1e-4 print without exponents and read back the same
+     * (fuzz_agent_task: "id >= 666666666666666666666" printed as 6.66666666666667e+20) */
+    cond_ok("id >= 666666666666666666666", "id >= 666666666666666622976");
+    cond_ok("id >= 666666666666666622976", "id >= 666666666666666622976");
+    cond_ok("id < 0.0000001", "id < 0.0000001");
+    cond_ok("id >= 1234567890123456789", "id >= 1234567890123456768");
+    cond_ok("id >= 0.1", "id >= 0.1");
+    cond_ok("id >= 10.25", "id >= 10.25");
     cond_bad("", "empty");
     cond_bad("idx >= 10", "unknown field 'idx'");
     cond_bad("x > 3", "unknown field 'x'");

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "gpt2_bytes.h"
 #include "tok_ref.h"
 #include "format/gguf.h"
 #include "format/gguf_write.h"
@@ -298,32 +299,11 @@ static void test_splits(void) {
 
 /* ---- tiny vocabularies ---------------------------------------------------------------- */
 
-/* The GPT-2 character of byte b, written independently of the product: the printable bytes
- * are themselves, the others take U+0100 on in byte order. */
-static uint32_t gpt2_char(int b) {
-    int n = 0;
-    for (int c = 0; c < 256; c++) {
-        bool self = (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || c >= 0xAE;
-        if (c == b) return self ? (uint32_t)c : 0x100u + (uint32_t)n;
-        n += !self;
-    }
-    return 0;
-}
-
-/* raw bytes -> byte-level text (malloc'd) */
+/* raw bytes -> byte-level text (malloc'd; gpt2_bytes.h) */
 static char *bl(const char *raw, size_t n) {
-    char *out = xmalloc(2 * n + 1);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t c = gpt2_char((uint8_t)raw[i]);
-        if (c < 0x80) {
-            out[k++] = (char)c;
-        } else {
-            out[k++] = (char)(0xC0 | c >> 6);
-            out[k++] = (char)(0x80 | (c & 0x3F));
-        }
-    }
-    out[k] = 0;
+    char *out = gpt2_text(raw, n);
+    CHECK(out != NULL);
+    if (!out) abort();
     return out;
 }
 

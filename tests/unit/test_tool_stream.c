@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "server/tool_stream.h"
+#include "tsplit_log.h"
 
 #define MAXC 4
 
@@ -195,39 +196,11 @@ static void run(const tcase *c, const size_t *cuts, size_t ncut, const char *how
     for (int i = 0; i < MAXC; i++) rf_buf_free(&g.args[i]);
 }
 
-/* What one feeding of a reply gave: every event's text in order, tagged by kind and index, and
- * the held text. */
-typedef struct ev_log {
-    rf_buf b;
-    int last_kind, last_index; /* adjacent pieces of one kind and call are merged */
-} ev_log;
-
-static void on_log(void *user, rf_tsplit_kind k, int32_t index, const char *s, size_t n) {
-    ev_log *l = user;
-    if (!((int)k == l->last_kind && index == l->last_index && k != RF_TSPLIT_CALL)) {
-        char tag[32];
-        snprintf(tag, sizeof tag, "|%d:%d:", (int)k, (int)index);
-        rf_buf_append_str(&l->b, tag);
-    }
-    l->last_kind = (int)k;
-    l->last_index = index;
-    rf_buf_append(&l->b, s, n);
-}
-
 static void feed_log(const char *text, size_t len, bool tagged, size_t piece, rf_buf *log) {
-    rf_tsplit t;
-    ev_log l = {*log, -1, -2};
-    CHECK(rf_tsplit_init(&t, tagged ? "<tool_call>" : NULL, tagged ? "</tool_call>" : NULL, TOOLS,
-                         on_log, &l, NULL) == RF_OK);
-    for (size_t at = 0; at < len; at += piece)
-        CHECK(rf_tsplit_push(&t, text + at, len - at < piece ? len - at : piece) == RF_OK);
-    const char *held;
-    size_t hl;
-    if (rf_tsplit_finish(&t, &held, &hl)) {
-        rf_buf_append_str(&l.b, "|held:");
-        rf_buf_append(&l.b, held, hl);
-    }
-    rf_tsplit_free(&t);
+    tsplit_log l = {.b = *log};
+    CHECK(tsplit_log_feed(tagged ? "<tool_call>" : NULL, tagged ? "</tool_call>" : NULL, TOOLS,
+                          text, len, piece, &l));
+    CHECK(l.bad_order == 0);
     *log = l.b;
 }
 

@@ -55,6 +55,8 @@ typedef struct tiny_spec {
     float rope_base;     /* rope.freq_base when not 0 (else 1e6) */
     const char *u32_key; /* an extra u32 key (prefix included) written as u32_value, or NULL */
     uint32_t u32_value;
+    int n_embd_rows; /* token_embd.weight's rows when not 0 (else n_vocab): a vocabulary that
+                      * does not match the embedding */
 } tiny_spec;
 
 /* 1 for the Llama-style layouts (qwen2, llama): no q/k or post norms, SwiGLU, no window. */
@@ -201,7 +203,8 @@ static inline int tiny_build(const tiny_spec *s, void **buf, size_t *size) {
               KD = s->n_head_kv * s->head_dim;
     const float ws = 1.0f / sqrtf((float)E);
     int rc = 0;
-    rc |= tiny_add(w, s, "token_embd.weight", s->wtype, 2, (uint64_t)E, (uint64_t)nv, 0.5f, 0, &st);
+    rc |= tiny_add(w, s, "token_embd.weight", s->wtype, 2, (uint64_t)E,
+                   (uint64_t)(s->n_embd_rows ? s->n_embd_rows : nv), 0.5f, 0, &st);
     rc |= tiny_add(w, s, "output_norm.weight", RF_TYPE_F32, 1, (uint64_t)E, 1, 0.2f, 1.0f, &st);
     if (s->untied)
         rc |= tiny_add(w, s, "output.weight", s->wtype, 2, (uint64_t)E, (uint64_t)nv, 0.5f, 0, &st);

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# scripts/fuzz_run.sh [--merge] SECONDS [TARGET...]: runs each libFuzzer target (default: every
+# tests/fuzz/fuzz_NAME.c) for SECONDS on a persistent working corpus, build-fuzz/corpus-work/NAME
+# (seeded from the committed tests/fuzz/corpus/NAME, kept between runs so the hours add up), and
+# appends one line per target to the committed log tests/fuzz/fuzz_log.tsv:
+#   date  commit  target  seconds  cpu_seconds  executions  cov  ft  corpus  crashes
+# executions is libFuzzer's stat::number_of_executed_units; cov and ft are from its final stats
+# line; corpus is the working corpus's file count; crashes is 0 or the artifact names (crash-,
+# leak-, timeout-, oom-), which stay in build-fuzz/artifacts/NAME/ for the fix and the
+# regression input (commit it into tests/fuzz/corpus/NAME/).
+# --merge: afterwards, merges the working corpus into the committed one (-merge=1: only inputs
+# that add coverage, so the committed corpus stays small).
+# scripts/fuzz_run.sh --summary prints the totals of the log per target (seconds, executions).
+# Runs at nice 19; a crash does not stop the other targets, but the exit status is 1.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+log="$root/tests/fuzz/fuzz_log.tsv"
+header=$'date\tcommit\ttarget\tseconds\tcpu_seconds\texecutions\tcov\tft\tcorpus\tcrashes'
+
+if [ "${1:-}" = "--summary" ]; then
+  [ -f "$log" ] || { echo "fuzz_run: no log $log" >&2; exit 1; }
+  awk -F'\t' 'NR > 1 { s[$3] += $4; c[$3] += $5; e[$3] += $6; n[$3]++; if ($10 != "0") k[$3]++ }
+    END { printf "%-14s %6s %10s %10s %14s %8s\n", "target", "runs", "seconds", "cpu_s",
+            "executions", "crashes"
+          for (t in s) printf "%-14s %6d %10d %10.0f %14d %8d\n", t, n[t], s[t], c[t], e[t], k[t] }' \
+    "$log" | sort
+  exit 0
+fi
+
+merge=0
+if [ "${1:-}" = "--merge" ]; then
+  merge=1
+  shift
+fi
+secs="${1:-}"
+if ! [[ "$secs" =~ ^[1-9][0-9]*$ ]]; then
+  echo "usage: scripts/fuzz_run.sh [--merge] SECONDS [TARGET...]  (or --summary)" >&2
+  exit 2
+fi
+shift
+if ! command -v clang >/dev/null; then
+  echo "fuzz_run: clang is needed (libFuzzer); scripts/setup.sh installs it" >&2
+  exit 2
+fi
+
+targets=()
+if [ "$#" -gt 0 ]; then
+  for t in "$@"; do
+    t="${t#fuzz_}"
+    if [ ! -f "$root/tests/fuzz/fuzz_$t.c" ]; then
+      echo "fuzz_run: no target tests/fuzz/fuzz_$t.c" >&2
+      exit 2
+    fi
+    targets+=("$t")
+  done
+else
+  for src in "$root"/tests/fuzz/fuzz_*.c; do
+    t="$(basename "$src" .c)"
+    targets+=("${t#fuzz_}")
+  done
+fi
+
+build="$root/build-fuzz"
+cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+  -DROOFLINE_FUZZ=ON >/dev/null
+nice -n 19 cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
+
+commit="$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+if [ -n "$(git -C "$root" status --porcelain -- src tests/fuzz/*.c tests/fuzz/*.h 2>/dev/null)" ]
+then
+  commit="$commit+dirty"
+fi
+[ -f "$log" ] || echo "$header" >"$log"
+
+failed=0
+for t in "${targets[@]}"; do
+  seeds="$root/tests/fuzz/corpus/$t"
+  work="$build/corpus-work/$t"
+  art="$build/artifacts/$t"
+  mkdir -p "$work" "$art"
+  if [ -d "$seeds" ]; then cp -rn "$seeds"/. "$work"/; fi
+  args=(-max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048
+        -artifact_prefix="$art/" -print_final_stats=1)
+  if [ -f "$root/tests/fuzz/$t.dict" ]; then args+=(-dict="$root/tests/fuzz/$t.dict"); fi
+  before="$(ls "$art" | sort)"
+  out="$build/fuzz-$t.log"
+  echo "== fuzz_$t: ${secs}s on $work ($(ls "$work" | wc -l) inputs)"
+  rc=0
+  (cd "$art" && /usr/bin/time -f "%U %S" -o "$build/fuzz-$t.time" \
+    nice -n 19 "$build/tests/fuzz/fuzz_$t" "${args[@]}" "$work" >"$out" 2>&1) || rc=$?
+  # the last line: time puts "Command exited with non-zero status N" before it after a crash
+  cpu="$(tail -n 1 "$build/fuzz-$t.time" 2>/dev/null | awk '{ printf "%.1f", $1 + $2 }')"
+  execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$out" | tail -n 1)"
+  final="$(grep -E '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$out" | tail -n 1 || true)"
+  cov="$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$final")"
+  ft="$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$final")"
+  new="$(comm -13 <(echo "$before") <(ls "$art" | sort) | grep -E '^(crash|leak|timeout|oom)-' |
+         paste -sd, - || true)"
+  crashes="${new:-0}"
+  if [ "$rc" -ne 0 ] && [ "$crashes" = "0" ]; then crashes="exit-$rc"; fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$commit" \
+    "$t" "$secs" "${cpu:-0}" "${execs:-0}" "${cov:-0}" "${ft:-0}" "$(ls "$work" | wc -l)" \
+    "$crashes" >>"$log"
+  tail -n 1 "$log"
+  if [ "$crashes" != "0" ]; then
+    failed=1
+    grep -E 'ERROR|SUMMARY|==[0-9]+==' "$out" | head -n 5 >&2 || true
+    echo "fuzz_run: fuzz_$t found $crashes (in $art; log $out)" >&2
+  elif [ "$merge" -eq 1 ] && [ -d "$seeds" ]; then
+    nice -n 19 "$build/tests/fuzz/fuzz_$t" -merge=1 -max_len=4096 "$seeds" "$work" \
+      >"$build/fuzz-$t.merge.log" 2>&1
+    echo "   merged: $(ls "$seeds" | wc -l) inputs in tests/fuzz/corpus/$t"
+  fi
+done
+exit "$failed"
