@@ -19,6 +19,15 @@
       errors; the server's RSS at the end within 5% of its RSS after warm-up (first 20% of the
       run, at least 20 s).
   python3 bench/stress_serve.py all   the short versions of the five above, in turn.
+  python3 bench/stress_serve.py schema [--n 50]   schemathesis (PyPI; not installed by
+      scripts/setup.sh, no ctest runs it: `pip install schemathesis`) against docs/openapi.yaml:
+      every operation, --n examples each in the coverage and fuzzing phases, every check but
+      positive_data_acceptance (what the schema cannot say: token ids below the vocabulary
+      size, stream_options only with stream true, prompt plus max_tokens within --ctx), NUL
+      bytes left out of generated strings (the server refuses them, documented), a 300 s
+      response time limit (a loaded machine). The server runs with --api-key, --ctx 48 so that
+      every generation is short. The command is printed; schemathesis's own exit status is
+      the verdict.
 
 The server is build/roofline (--bin) on models/smollm2-135m-instruct-q4_1.gguf (--model) with
 small max_tokens, started on a free port. Each subcommand prints one `verdict:` line with its
@@ -465,10 +474,37 @@ def cmd_soak(args):
                    exit=rc)
 
 
+def cmd_schema(args):
+    import shutil
+    exe = shutil.which("schemathesis")
+    if not exe:
+        print("stress_serve: skipped: schemathesis is not installed (pip install schemathesis)",
+              file=sys.stderr)
+        return 77
+    key = "sk-schema"
+    srv = Server(args, ["--parallel", 4, "--ctx", 48, "--api-key", key])
+    cmd = [exe, "run", os.path.join(ROOT, "docs", "openapi.yaml"), "--url", srv.base,
+           "-H", f"Authorization: Bearer {key}", "--checks", "all", "--exclude-checks",
+           "positive_data_acceptance", "-n", str(args.n), "--seed", "1", "--workers", "1",
+           "--request-timeout", "300", "--max-response-time", "300",
+           "--generation-allow-x00", "false", "--generation-database", "none", "--no-color"]
+    print("+", " ".join(cmd[:4]), "... (as above)", flush=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(p.stdout[-6000:])
+    log = srv.log_text()
+    n5xx = len(re.findall(r" status=5\d\d ", log))
+    generated = re.search(r"(\d+) generated", p.stdout)
+    rc = srv.stop()
+    good = p.returncode == 0 and rc == 0
+    return verdict("schema", good, examples_per_operation=args.n,
+                   cases=generated.group(1) if generated else "?",
+                   schemathesis_exit=p.returncode, server_5xx=n5xx, exit=rc)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("what", choices=["connections", "slow", "disconnect", "sigterm", "soak",
-                                     "all"])
+                                     "all", "schema"])
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "roofline"))
     ap.add_argument("--model", default=os.path.join(ROOT, "models",
                                                     "smollm2-135m-instruct-q4_1.gguf"))
@@ -483,9 +519,11 @@ def main():
     import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # 1,000 sockets on this side too
-    defaults = {"connections": 1000, "slow": 24, "disconnect": 100, "sigterm": 48}
+    defaults = {"connections": 1000, "slow": 24, "disconnect": 100, "sigterm": 48, "schema": 50}
     cmds = {"connections": cmd_connections, "slow": cmd_slow, "disconnect": cmd_disconnect,
             "sigterm": cmd_sigterm, "soak": cmd_soak}
+    if args.what == "schema":
+        cmds["schema"] = cmd_schema
     todo = list(cmds) if args.what == "all" else [args.what]
     rc = 0
     given_n = args.n
