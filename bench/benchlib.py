@@ -99,6 +99,16 @@ def run_measured(cmd, log_path=None, env=None, timeout=None, cwd=None):
             "machine_busy_s": busy}
 
 
+def prom_samples(text):
+    """Prometheus text exposition as {sample name with its labels, as written: value}."""
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            out[name] = float(value)
+    return out
+
+
 def http_get(url, timeout=2.0):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return r.status, r.read()

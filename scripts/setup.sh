@@ -49,6 +49,8 @@ python3 -c "import gguf" 2>/dev/null || pip_install "gguf==0.19.0"
 # botocore signs and parses independently of the fake; moto serves SageMaker InvokeEndpoint.
 python3 -c "import botocore, moto, flask, flask_cors" 2>/dev/null ||
   pip_install botocore "moto[server]"
+# bench/stress_serve.py (ctest stress_serve): aiohttp clients, h11 for the raw-socket ones
+python3 -c "import aiohttp, h11" 2>/dev/null || pip_install aiohttp h11
 
 model="$root/models/gemma-3-270m-q4_k_m.gguf"
 want_size=253113024

@@ -37,8 +37,9 @@
 #include "util/json_dump.h"
 #include "util/json_read.h"
 
-#define BODY_MAX        (1u << 20) /* request bodies above this get a 413 */
-#define CONN_LIMIT      2048u
+#define BODY_MAX        (1u << 20)        /* request bodies above this get a 413 */
+#define CONN_LIMIT      8192u             /* a load level of 4,000 streams fits */
+#define STACK_BYTES     ((size_t)1 << 20) /* per connection thread: 8,192 stay cheap */
 #define DEFAULT_TOKENS  16
 #define DEFAULT_FRAG    8
 #define MAX_TOKENS      1000000
@@ -1134,11 +1135,11 @@ rf_status rf_fake_start(const rf_fake_params *p, rf_fake **out, rf_error *err) {
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)p->port);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    f->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                                MHD_USE_POLL,
-                            (uint16_t)p->port, NULL, NULL, on_request, f, MHD_OPTION_SOCK_ADDR,
-                            (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, f, MHD_OPTION_END);
+    f->d = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL,
+        (uint16_t)p->port, NULL, NULL, on_request, f, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+        MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT, MHD_OPTION_THREAD_STACK_SIZE, STACK_BYTES,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, f, MHD_OPTION_END);
     if (!f->d) {
         close(f->stop_fd);
         free(f);

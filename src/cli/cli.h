@@ -32,6 +32,10 @@ bool cli_parse_int(const char *verb, const char *opt, const char *s, long lo, lo
 bool cli_parse_float(const char *verb, const char *opt, const char *s, double lo, double hi,
                      double *out);
 
+/* Raises the soft descriptor limit (often 1024) to the hard one, so a thousand streams or
+ * connections are not refused by this process's own default; prints why when it cannot. */
+void cli_raise_fd_limit(const char *verb);
+
 /* Prints to stderr where the profiled decode steps of c went, per stage (rf_context_profile),
  * under the heading `title`; nothing when nothing was profiled. */
 void cli_print_profile(const struct rf_context *c, const char *title);

@@ -1,10 +1,8 @@
 /* cmd_bench.c: `roofline bench`: the benchmark agent (src/bench/). */
-#include <errno.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "bench/bench.h"
 #include "bench/runfile.h"
@@ -17,18 +15,6 @@ static volatile sig_atomic_t g_interrupted; /* CLI-only state: set by SIGINT/SIG
 static void on_signal(int sig) {
     (void)sig;
     g_interrupted = 1;
-}
-
-/* Each open stream is a descriptor: the soft limit (often 1024) goes up to the hard one, so a
- * level of a thousand streams is not refused by this process's own default. */
-static void raise_fd_limit(void) {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max) return;
-    rlim_t was = rl.rlim_cur;
-    rl.rlim_cur = rl.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &rl))
-        fprintf(stderr, "roofline bench: cannot raise the descriptor limit from %llu: %s\n",
-                (unsigned long long)was, strerror(errno));
 }
 
 /* The scoreboard (report.md) to stdout, and where the files are. */
@@ -68,7 +54,7 @@ int cli_bench(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    raise_fd_limit();
+    cli_raise_fd_limit("bench");
 
     st = rf_econ_check_prices(&rf.desc, NULL, &err);
     if (!st) st = rf_bench_preflight(&rf.desc, &err);

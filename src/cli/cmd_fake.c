@@ -93,6 +93,7 @@ int cli_fake(int argc, char **argv) {
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    cli_raise_fd_limit(verb); /* a descriptor per connection */
 
     rf_fake *f = NULL;
     rf_error err = {0};

@@ -17,7 +17,8 @@ static void usage(void) {
     printf("usage: roofline serve [-m MODEL] [--host 127.0.0.1] [--port 8080] [--parallel 16]\n"
            "         [--ctx N] [--max-queue N] [--api-key KEY | --api-key-file F] [-t THREADS]\n"
            "         [--model-id ID] [--drain-ms MS] [--body-max BYTES] [--no-prefix-cache]\n"
-           "         [--metrics | --no-metrics] [--widen]\n"
+           "         [--metrics | --no-metrics] [--widen] [--max-connections N]\n"
+           "         [--idle-timeout S] [--read-timeout S]\n"
            "An OpenAI-compatible server: POST /v1/chat/completions, POST /v1/completions,\n"
            "GET /v1/models, GET /health, GET /metrics (Prometheus), POST /tokenize,\n"
            "POST /detokenize (docs/server.md). --no-prefix-cache: every prompt is computed in\n"
@@ -28,6 +29,10 @@ static void usage(void) {
            "--max-queue: waiting requests beyond which a request gets 429. With an API key every\n"
            "endpoint but /health needs 'Authorization: Bearer KEY'. SIGINT or SIGTERM: stop\n"
            "accepting, let in-flight requests finish (up to --drain-ms, default 10000), exit 0.\n"
+           "--max-connections: open connections (a thread each; default 2048); --idle-timeout:\n"
+           "seconds without traffic before a connection is closed (default 30; 0 never);\n"
+           "--read-timeout: seconds a request's headers and body may take to arrive (default\n"
+           "30; 0 no limit): past it, 408 once the headers are in, else the connection closes.\n"
            "With no -m, the embedded model (%s).\n",
            cli_default_model());
 }
@@ -102,6 +107,15 @@ int cli_serve(int argc, char **argv) {
             sp.model_id = val;
         } else if (!strcmp(a, "--drain-ms")) {
             if (!cli_parse_int(verb, a, val, 0, 3600000, &drain_ms)) return RF_EXIT_BAD_INPUT;
+        } else if (!strcmp(a, "--max-connections")) {
+            if (!cli_parse_int(verb, a, val, 1, 65536, &v)) return RF_EXIT_BAD_INPUT;
+            sp.conn_limit = (unsigned)v;
+        } else if (!strcmp(a, "--idle-timeout")) {
+            if (!cli_parse_int(verb, a, val, 0, 86400, &v)) return RF_EXIT_BAD_INPUT;
+            sp.idle_timeout_s = (unsigned)v;
+        } else if (!strcmp(a, "--read-timeout")) {
+            if (!cli_parse_int(verb, a, val, 0, 86400, &v)) return RF_EXIT_BAD_INPUT;
+            sp.read_timeout_s = (unsigned)v;
         } else if (!strcmp(a, "--body-max")) {
             if (!cli_parse_int(verb, a, val, 1024, 1L << 30, &v)) return RF_EXIT_BAD_INPUT;
             sp.body_max = (size_t)v;
@@ -140,6 +154,7 @@ int cli_serve(int argc, char **argv) {
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    cli_raise_fd_limit(verb); /* a descriptor per connection: --max-connections of them */
 
     int rc = RF_EXIT_OK;
     rf_srv *srv = NULL;

@@ -1,8 +1,10 @@
 /* main.c: the roofline command: dispatches to one verb per file. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -92,6 +94,16 @@ int cli_exit_for(rf_status st) {
     default:
         return RF_EXIT_FAIL;
     }
+}
+
+void cli_raise_fd_limit(const char *verb) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max) return;
+    rlim_t was = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl))
+        cli_errorf(verb, "cannot raise the descriptor limit from %llu: %s", (unsigned long long)was,
+                   strerror(errno));
 }
 
 bool cli_parse_int(const char *verb, const char *opt, const char *s, long lo, long hi, long *out) {

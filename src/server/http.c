@@ -30,6 +30,21 @@
 #define PING_NS      1000000000ll /* a stream's keep-alive comment after 1 s of silence */
 #define POLL_MS      200          /* a non-stream wait's check for a client that went away */
 #define READER_BLOCK 16384
+#define STACK_BYTES  ((size_t)1 << 20) /* per connection thread: 2048 of them stay cheap */
+#define WATCH_MS     200               /* the read deadline watchdog's period */
+
+/* One accepted connection, for the read deadline (MHD's socket context). phase: CONN_HEADERS
+ * until a request's headers are in, CONN_BODY while its body arrives (the deadline is checked
+ * as each piece comes, on the connection's thread), CONN_DONE once it is read; back to
+ * CONN_HEADERS with a new t_start when the request ends (keep-alive). */
+enum { CONN_HEADERS, CONN_BODY, CONN_DONE };
+typedef struct srv_conn {
+    struct srv_conn *prev, *next; /* the server's list, under watch_mu */
+    int fd;
+    bool cut; /* the watchdog shut its socket (under watch_mu) */
+    atomic_int phase;
+    atomic_llong t_start; /* rf_now_ns of the accept or the previous request's end */
+} srv_conn;
 
 struct rf_srv {
     struct MHD_Daemon *d;
@@ -43,6 +58,14 @@ struct rf_srv {
     char *api_key;
     size_t body_max;
     int port;
+    unsigned idle_s;
+    int64_t read_ns; /* 0: no read deadline */
+    /* the read deadline's watchdog: connections still sending headers past it are shut */
+    pthread_mutex_t watch_mu;
+    pthread_cond_t watch_cv;
+    srv_conn *conns;
+    bool watch_on, watch_quit;
+    pthread_t watch;
     atomic_int stopping;
     atomic_int active; /* generations submitted and not yet completed on the HTTP side */
     atomic_uint_fast64_t next_id;
@@ -57,6 +80,7 @@ typedef struct srv_req {
     int64_t t0;
     int status;
     int fd;
+    srv_conn *conn; /* NULL when its tracking could not be allocated */
     rf_buf body;
     bool too_large, counted, gone;
     /* generation: guarded by mu once submitted */
@@ -93,9 +117,21 @@ rf_srv_params rf_srv_default_params(void) {
     p.host = "127.0.0.1";
     p.port = 8080;
     p.body_max = (size_t)4 << 20;
-    p.conn_limit = 256;
+    p.conn_limit = 2048;
+    p.idle_timeout_s = 30;
+    p.read_timeout_s = 30;
     p.metrics = true;
     return p;
+}
+
+/* The CLOCK_REALTIME time ns from now, for pthread_cond_timedwait. */
+static struct timespec wake_in(int64_t ns) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ns += ts.tv_nsec;
+    ts.tv_sec += (time_t)(ns / 1000000000ll);
+    ts.tv_nsec = (long)(ns % 1000000000ll);
+    return ts;
 }
 
 static void req_unref(srv_req *r) {
@@ -336,9 +372,7 @@ static bool stream_next(srv_req *r) {
     }
     pthread_mutex_lock(&r->mu);
     if (!r->done && r->pending.len == 0 && r->lps.n == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += PING_NS / 1000000000ll;
+        struct timespec ts = wake_in(PING_NS);
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
     }
     rf_status st = RF_OK;
@@ -574,16 +608,12 @@ static enum MHD_Result answer_completion(srv_req *r, struct MHD_Connection *c, r
         MHD_destroy_response(resp);
         return ret;
     }
-    /* non-stream: wait on this connection's thread, watching the socket */
+    /* non-stream: wait on this connection's thread, watching the socket. The generation is no
+     * idle time: MHD's timeout is off meanwhile (set again after, which restarts its clock). */
+    if (s->idle_s) MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
     pthread_mutex_lock(&r->mu);
     while (!r->done) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += POLL_MS * 1000000l;
-        if (ts.tv_nsec >= 1000000000l) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000l;
-        }
+        struct timespec ts = wake_in(POLL_MS * 1000000ll);
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
         if (!r->done && !r->gone && client_gone(r->fd)) {
             r->gone = true;
@@ -593,6 +623,7 @@ static enum MHD_Result answer_completion(srv_req *r, struct MHD_Connection *c, r
         }
     }
     pthread_mutex_unlock(&r->mu);
+    if (s->idle_s) MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->idle_s);
     if (r->gone) {
         r->status = 499; /* as nginx logs it: the client closed the request */
         return MHD_NO;
@@ -748,6 +779,97 @@ static enum MHD_Result answer_metrics(srv_req *r, struct MHD_Connection *c) {
     return ret;
 }
 
+/* ---- the read deadline ---- */
+
+/* MHD's connection start and end: the connection joins and leaves the watchdog's list. The
+ * end is notified before MHD closes the socket, so a shutdown under watch_mu never reaches a
+ * descriptor reused by another connection. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+    rf_srv *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        srv_conn *k = calloc(1, sizeof *k);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!k) return; /* no deadline for this one */
+        k->fd = ci ? (int)ci->connect_fd : -1;
+        atomic_init(&k->phase, CONN_HEADERS);
+        atomic_init(&k->t_start, rf_now_ns());
+        pthread_mutex_lock(&s->watch_mu);
+        k->next = s->conns;
+        if (s->conns) s->conns->prev = k;
+        s->conns = k;
+        pthread_mutex_unlock(&s->watch_mu);
+        *socket_context = k;
+        return;
+    }
+    srv_conn *k = *socket_context;
+    if (!k) return;
+    *socket_context = NULL;
+    pthread_mutex_lock(&s->watch_mu);
+    if (k->prev)
+        k->prev->next = k->next;
+    else
+        s->conns = k->next;
+    if (k->next) k->next->prev = k->prev;
+    pthread_mutex_unlock(&s->watch_mu);
+    free(k);
+}
+
+static bool past_deadline(const rf_srv *s, srv_conn *k) {
+    return s->read_ns && k && rf_now_ns() - atomic_load(&k->t_start) > s->read_ns;
+}
+
+/* A body still arriving at the deadline. libmicrohttpd 0.9 queues a response only before the
+ * body is read or after all of it, so this 408 is written to the socket directly, on the
+ * connection's own thread (nothing else writes to it then); the caller returns MHD_NO and MHD
+ * closes the connection. */
+static void send_408(srv_req *r) {
+    rf_oai_error e;
+    rf_oai_error_set(&e, 408, NULL, "request_timeout",
+                     "the request was not received within %u s (--read-timeout)",
+                     (unsigned)(r->s->read_ns / 1000000000ll));
+    json_t *o = rf_oai_error_json(&e);
+    char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    r->status = 408;
+    if (!body || r->fd < 0) {
+        free(body);
+        return;
+    }
+    char head[160];
+    int n = snprintf(head, sizeof head,
+                     "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                     strlen(body));
+    if (send(r->fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n)
+        (void)send(r->fd, body, strlen(body), MSG_NOSIGNAL | MSG_DONTWAIT);
+    free(body);
+}
+
+/* Shuts the socket of every connection still sending its headers past the deadline (MHD's own
+ * timeout is an idle one: a byte now and then resets it). Its thread then sees the socket
+ * closed and ends the connection. */
+static void *watchdog(void *arg) {
+    rf_srv *s = arg;
+    pthread_mutex_lock(&s->watch_mu);
+    while (!s->watch_quit) {
+        struct timespec ts = wake_in(WATCH_MS * 1000000ll);
+        pthread_cond_timedwait(&s->watch_cv, &s->watch_mu, &ts);
+        for (srv_conn *k = s->conns; k; k = k->next) {
+            if (k->cut || k->fd < 0 || atomic_load(&k->phase) != CONN_HEADERS ||
+                !past_deadline(s, k))
+                continue;
+            k->cut = true;
+            shutdown(k->fd, SHUT_RDWR);
+            fprintf(stderr, "serve: a connection closed: its request's headers did not arrive "
+                            "within the read timeout\n");
+        }
+    }
+    pthread_mutex_unlock(&s->watch_mu);
+    return NULL;
+}
+
 /* ---- routing ---- */
 
 typedef enum route { R_NONE, R_CHAT, R_COMPL, R_MODELS, R_HEALTH, R_TOK, R_DETOK, R_METRICS } route;
@@ -806,15 +928,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         r->fd = ci ? (int)ci->connect_fd : -1;
+        ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        r->conn = ci ? ci->socket_context : NULL;
+        if (r->conn) atomic_store(&r->conn->phase, CONN_BODY);
         *con_cls = r;
         return MHD_YES;
     }
     if (*upload_data_size) {
+        if (past_deadline(s, r->conn)) {
+            send_408(r);
+            return MHD_NO; /* MHD closes the connection */
+        }
         if (!r->too_large && rf_buf_append(&r->body, upload_data, *upload_data_size) != RF_OK)
             r->too_large = true;
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (r->conn) atomic_store(&r->conn->phase, CONN_DONE);
     bool want_post = false;
     route rt = route_of(url, &want_post);
     if (rt == R_NONE)
@@ -870,6 +1000,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
             tf ? (double)(tf - r->t0) / 1e6 : 0.0, (double)(rf_now_ns() - r->t0) / 1e6,
             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (client gone)");
     if (r->counted) atomic_fetch_sub(&s->active, 1);
+    if (r->conn) { /* a kept-alive connection's next request has its own deadline */
+        atomic_store(&r->conn->t_start, rf_now_ns());
+        atomic_store(&r->conn->phase, CONN_HEADERS);
+    }
     req_unref(r);
 }
 
@@ -889,22 +1023,18 @@ rf_status rf_srv_start(const rf_srv_params *p, rf_srv **out, rf_error *err) {
     rf_srv *s = calloc(1, sizeof *s);
     if (!s) return rf_error_set(err, RF_ERR_NOMEM, "server: out of memory");
     pthread_rwlock_init(&s->lock, NULL);
+    pthread_mutex_init(&s->watch_mu, NULL);
+    pthread_cond_init(&s->watch_cv, NULL);
+    s->idle_s = p->idle_timeout_s;
+    s->read_ns = (int64_t)p->read_timeout_s * 1000000000ll;
     s->body_max = p->body_max ? p->body_max : (size_t)4 << 20;
     snprintf(s->model_id, sizeof s->model_id, "%s", p->model_id ? p->model_id : "");
     s->models[0] = s->model_id;
-    if (p->api_key && *p->api_key) {
-        s->api_key = strdup(p->api_key);
-        if (!s->api_key) {
-            pthread_rwlock_destroy(&s->lock);
-            free(s);
-            return rf_error_set(err, RF_ERR_NOMEM, "server: out of memory");
-        }
-    }
-    if (p->metrics && !(s->metrics = rf_metrics_new())) {
-        free(s->api_key);
-        pthread_rwlock_destroy(&s->lock);
-        free(s);
-        return rf_error_set(err, RF_ERR_NOMEM, "server: out of memory");
+    rf_status st = RF_OK;
+    if ((p->api_key && *p->api_key && !(s->api_key = strdup(p->api_key))) ||
+        (p->metrics && !(s->metrics = rf_metrics_new()))) {
+        st = rf_error_set(err, RF_ERR_NOMEM, "server: out of memory");
+        goto fail;
     }
     atomic_init(&s->stopping, 0);
     atomic_init(&s->active, 0);
@@ -914,20 +1044,33 @@ rf_status rf_srv_start(const rf_srv_params *p, rf_srv **out, rf_error *err) {
                                 MHD_USE_POLL | MHD_USE_ITC,
                             (uint16_t)p->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
                             (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT,
-                            p->conn_limit ? p->conn_limit : 256u, MHD_OPTION_CONNECTION_TIMEOUT,
-                            600u, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+                            p->conn_limit ? p->conn_limit : 2048u, MHD_OPTION_CONNECTION_TIMEOUT,
+                            p->idle_timeout_s, MHD_OPTION_THREAD_STACK_SIZE, STACK_BYTES,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
     if (!s->d) {
-        rf_metrics_free(s->metrics);
-        free(s->api_key);
-        pthread_rwlock_destroy(&s->lock);
-        free(s);
-        return rf_error_set(err, RF_ERR_IO, "server: cannot listen on %s:%d (port in use?)", host,
-                            p->port);
+        st = rf_error_set(err, RF_ERR_IO, "server: cannot listen on %s:%d (port in use?)", host,
+                          p->port);
+        goto fail;
     }
+    if (s->read_ns && pthread_create(&s->watch, NULL, watchdog, s)) {
+        MHD_stop_daemon(s->d);
+        st = rf_error_set(err, RF_ERR_INTERNAL, "server: cannot start the read-timeout thread");
+        goto fail;
+    }
+    s->watch_on = s->read_ns != 0;
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = di && di->port ? di->port : p->port;
     *out = s;
     return RF_OK;
+fail:
+    rf_metrics_free(s->metrics);
+    free(s->api_key);
+    pthread_mutex_destroy(&s->watch_mu);
+    pthread_cond_destroy(&s->watch_cv);
+    pthread_rwlock_destroy(&s->lock);
+    free(s);
+    return st;
 }
 
 int rf_srv_port(const rf_srv *s) {
@@ -962,6 +1105,15 @@ void rf_srv_stop(rf_srv *s, int drain_ms) {
     pthread_rwlock_unlock(&s->lock);
     rf_engine_close(e); /* what is left gets its final (cancelled) event */
     MHD_stop_daemon(s->d);
+    if (s->watch_on) {
+        pthread_mutex_lock(&s->watch_mu);
+        s->watch_quit = true;
+        pthread_cond_signal(&s->watch_cv);
+        pthread_mutex_unlock(&s->watch_mu);
+        pthread_join(s->watch, NULL);
+    }
+    pthread_mutex_destroy(&s->watch_mu);
+    pthread_cond_destroy(&s->watch_cv);
     pthread_rwlock_destroy(&s->lock);
     rf_metrics_free(s->metrics);
     free(s->api_key);

@@ -20,6 +20,10 @@
  * reports the request ended other than COMPLETED_OK before the engine's final event, the
  * request is cancelled (rf_engine_cancel). The engine pointer is guarded by a read-write lock:
  * handlers hold it shared while they use the engine, rf_srv_stop takes it exclusively.
+ * Deadlines: libmicrohttpd's idle timeout (idle_timeout_s, off while a non-stream generation
+ * runs), and a read deadline per request (read_timeout_s): checked on the connection's thread
+ * as body bytes arrive (a 408), and by a watchdog thread for connections still sending headers
+ * (their socket is shut down).
  *
  * Ownership: rf_srv_start returns a server owned by the caller; rf_srv_attach hands it the
  * engine (the server owns it from then and closes it in rf_srv_stop). rf_srv_stop stops
@@ -40,11 +44,20 @@
 typedef struct rf_srv rf_srv;
 
 typedef struct rf_srv_params {
-    const char *host;     /* IPv4 address to bind; default "127.0.0.1" */
-    int port;             /* 0: an ephemeral port (rf_srv_port) */
-    const char *api_key;  /* NULL: no authentication */
-    size_t body_max;      /* request body limit; default 4 MiB */
-    unsigned conn_limit;  /* connections (threads); default 256 */
+    const char *host;    /* IPv4 address to bind; default "127.0.0.1" */
+    int port;            /* 0: an ephemeral port (rf_srv_port) */
+    const char *api_key; /* NULL: no authentication */
+    size_t body_max;     /* request body limit; default 4 MiB */
+    unsigned conn_limit; /* connections (one thread each, 1 MiB stacks); default 2048 */
+    /* A connection with no traffic for idle_timeout_s seconds is closed (libmicrohttpd's
+     * timeout; a generation in progress does not count as idle); default 30, 0: never. */
+    unsigned idle_timeout_s;
+    /* A request's headers and body must arrive within read_timeout_s of its connection's
+     * accept (or the previous request's end on a kept-alive connection): past it, a request
+     * whose headers are in gets a 408 (code request_timeout) and the connection is closed; one
+     * still sending headers is closed (a watchdog thread shuts its socket). Default 30, 0: no
+     * deadline. */
+    unsigned read_timeout_s;
     const char *model_id; /* the id served in /v1/models and responses; NULL: the model name */
     bool metrics;         /* GET /metrics (Prometheus text, open like /health); default on */
 } rf_srv_params;

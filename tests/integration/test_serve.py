@@ -16,7 +16,7 @@ import openai
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from benchlib import free_port  # noqa: E402  (the repo's one helper for a free local port)
+from benchlib import free_port, prom_samples  # noqa: E402  (the repo's helpers)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_proc import BIN, serve, wait_healthy  # noqa: E402
 
@@ -342,13 +342,7 @@ def metrics(base):
     """/metrics as {sample name with labels: value} (open like /health: no key)."""
     with urllib.request.urlopen(base + "/metrics", timeout=10) as r:
         assert r.status == 200 and r.headers["Content-Type"].startswith("text/plain")
-        text = r.read().decode()
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            name, value = line.rsplit(" ", 1)
-            out[name] = float(value)
-    return out
+        return prom_samples(r.read().decode())
 
 
 def test_metrics_after_disconnects(server, client):

@@ -5,10 +5,18 @@
  * [DONE]), completions logprobs (non-stream and stream), context_length_exceeded,
  * tokenize/detokenize, a chat request on a model whose template is of no known family (an error
  * object, not a crash), /metrics counters against the responses' usage, timings.cache_n from the
- * prefix cache, --no-metrics, and a clean stop. */
+ * prefix cache, --no-metrics, a clean stop, and the connection deadlines over raw sockets: headers
+ * sent a byte at a time are cut at the read timeout (no reply), a body sent so gets a 408
+ * request_timeout, a silent connection is closed at the idle timeout, and the server answers
+ * normally afterwards. */
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <jansson.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "http_client.h"
@@ -278,6 +286,117 @@ static void test_no_metrics(void) {
     rf_buf_free(&b);
 }
 
+/* A raw connection to the server (g_port) whose reads wait at most 60 s; -1 on failure. */
+static int dial(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {0};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)g_port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = {60, 0};
+    if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) ||
+                    connect(fd, (struct sockaddr *)&sa, sizeof sa))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Everything the server sends until it closes (or 60 s pass), appended to out. */
+static void read_to_close(int fd, rf_buf *out) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = recv(fd, buf, sizeof buf, 0)) > 0) rf_buf_append(out, buf, (size_t)n);
+    rf_buf_terminate(out);
+}
+
+/* Sends text a byte every 100 ms, a slow client. Returns true when the server answered or
+ * closed before the last byte (what it sent is in out), false when all of it went out. */
+static bool dribble(int fd, const char *text, rf_buf *out) {
+    rf_buf_reset(out);
+    bool cut = false;
+    for (const char *p = text; *p && !cut; p++) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        cut = send(fd, p, 1, MSG_NOSIGNAL) != 1 || poll(&pf, 1, 100) > 0;
+    }
+    if (cut) read_to_close(fd, out);
+    rf_buf_terminate(out);
+    return cut;
+}
+
+/* --read-timeout 1 and --idle-timeout 1 over raw sockets (no engine needed: the deadlines act
+ * before any route runs). Each slow client would need 30 s or more to finish sending. */
+static void test_deadlines(void) {
+    rf_srv_params p = rf_srv_default_params();
+    p.port = 0;
+    p.read_timeout_s = 1;
+    p.idle_timeout_s = 30;
+    rf_srv *s = start(&p);
+    if (!s) return;
+    rf_buf b;
+    rf_buf_init(&b, 0);
+    char pad[301];
+    memset(pad, 'a', sizeof pad - 1);
+    pad[sizeof pad - 1] = 0;
+    char req[1024];
+    /* headers a byte at a time: the connection is shut, no reply */
+    snprintf(req, sizeof req,
+             "POST /v1/completions HTTP/1.1\r\nHost: x\r\nX-Pad: %s\r\n"
+             "Content-Length: 2\r\n\r\n{}",
+             pad);
+    int fd = dial();
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        CHECK_MSG(dribble(fd, req, &b), "slow headers were never cut");
+        CHECK_MSG(b.len == 0, "slow headers got a reply: %.80s", b.len ? (char *)b.data : "");
+        close(fd);
+    }
+    /* the headers at once, the body a byte at a time: 408 request_timeout, then closed */
+    snprintf(req, sizeof req,
+             "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\n\r\n",
+             strlen(pad) + 2);
+    fd = dial();
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        CHECK(send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req));
+        snprintf(req, sizeof req, "\"%s\"", pad);
+        CHECK_MSG(dribble(fd, req, &b), "a slow body was never cut");
+        const char *t = b.len ? (const char *)b.data : "";
+        CHECK_MSG(!strncmp(t, "HTTP/1.1 408 ", 13), "slow body: '%.60s'", t);
+        const char *body = strstr(t, "\r\n\r\n");
+        rf_buf eb;
+        rf_buf_init(&eb, 0);
+        if (body) rf_buf_append_str(&eb, body + 4);
+        CHECK(is_error(&eb, "request_timeout"));
+        rf_buf_free(&eb);
+        close(fd);
+    }
+    /* a prompt request is untouched by the deadline (503: no engine attached) */
+    CHECK(http("GET", "/health", NULL, NULL, &b) == 503 && strstr((char *)b.data, "loading"));
+    rf_srv_stop(s, 0);
+
+    /* idle: a connection that sends nothing is closed */
+    p.read_timeout_s = 0;
+    p.idle_timeout_s = 1;
+    s = start(&p);
+    if (!s) {
+        rf_buf_free(&b);
+        return;
+    }
+    fd = dial();
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        rf_buf_reset(&b);
+        char c;
+        CHECK_MSG(recv(fd, &c, 1, 0) == 0, "an idle connection was not closed");
+        close(fd);
+    }
+    CHECK(http("GET", "/health", NULL, NULL, &b) == 503);
+    rf_srv_stop(s, 0);
+    rf_buf_free(&b);
+}
+
 int main(void) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     tiny_spec spec = tiny_default();
@@ -288,6 +407,7 @@ int main(void) {
     snprintf(model, sizeof model, "%s", path ? path : "");
     if (path) test_server(model);
     test_no_metrics();
+    test_deadlines();
     remove(model);
     curl_global_cleanup();
     return check_summary("test_serve_http");
