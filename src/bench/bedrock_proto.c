@@ -47,7 +47,11 @@ static bool add_tool_uses(json_t *msgs, const char *tool_calls, char *why, size_
         }
         const json_t *a = json_object_get(fn, "arguments");
         json_t *input = NULL;
-        if (json_is_string(a)) {
+        size_t al = json_string_length(a), sp = 0;
+        while (sp < al && strchr(" \t\r\n", json_string_value(a)[sp])) sp++;
+        if (json_is_string(a) && sp == al) {
+            input = json_object(); /* no arguments: an empty input, as Converse sends them */
+        } else if (json_is_string(a)) {
             input = json_loads(json_string_value(a), JSON_DECODE_ANY, NULL);
             if (!input) input = json_copy((json_t *)a); /* not JSON: sent as the text it is */
         } else {
@@ -79,9 +83,9 @@ static json_t *tool_specs(const char *tools, char *why, size_t why_n) {
             break;
         }
         json_t *params = json_object_get(fn, "parameters");
-        json_t *spec =
-            json_pack("{s:s, s:{s:O}}", "name", name, "inputSchema", "json",
-                      json_is_object(params) ? params : json_pack("{s:s}", "type", "object"));
+        json_t *schema =
+            json_is_object(params) ? json_incref(params) : json_pack("{s:s}", "type", "object");
+        json_t *spec = json_pack("{s:s, s:{s:o}}", "name", name, "inputSchema", "json", schema);
         const char *desc = json_string_value(json_object_get(fn, "description"));
         if (spec && desc && *desc) json_object_set_new(spec, "description", json_string(desc));
         ok = spec && !json_array_append_new(out, json_pack("{s:o}", "toolSpec", spec));
@@ -118,10 +122,12 @@ bool rf_br_build_body(rf_bk_request *req, const json_t *extra, rf_buf *out, char
         } else if (!strcmp(role, "tool")) {
             json_t *id = json_string(m->tool_call_id ? m->tool_call_id : "");
             json_t *txt = text_block(m->content);
-            ok = id && txt &&
-                 add_block(
-                     msgs, "user",
-                     json_pack("{s:{s:o, s:[o]}}", "toolResult", "toolUseId", id, "content", txt));
+            if (id && txt)
+                ok = add_block(
+                    msgs, "user",
+                    json_pack("{s:{s:o, s:[o]}}", "toolResult", "toolUseId", id, "content", txt));
+            else
+                ok = false, json_decref(id), json_decref(txt);
             tool_turns = true;
         } else if (!strcmp(role, "assistant")) {
             if (m->content && *m->content)

@@ -579,7 +579,13 @@ void rf_http_start(rf_http *h, rf_bk_request *req) {
 
 void rf_http_cancel(rf_http *h, rf_bk_request *req) {
     hx_req *r = req->priv;
-    if (!r || r->req != req || r->h != h) return; /* not in flight (already done) */
+    if (!r || r->req != req || r->h != h) return;     /* not in flight (already done) */
+    if (r->state == HX_PENDING && r->retry_pending) { /* the throttle was to be retried */
+        char was[sizeof req->res.err_msg];
+        snprintf(was, sizeof was, "%s", req->res.err_msg);
+        req->res.err = RF_BK_OK;
+        rf_bk_fail(&req->res, RF_BK_CANCELLED, "cancelled while waiting to retry (%s)", was);
+    }
     rf_bk_fail(&req->res, RF_BK_CANCELLED, "cancelled");
     if (r->state == HX_RUNNING) {
         rf_loop_remove_easy(h->loop, r->easy);

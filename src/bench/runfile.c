@@ -26,6 +26,8 @@ void rf_runfile_help(FILE *f) {
         "  --backend NAME=URI    add a backend (repeatable); URI: local, local:MODEL.gguf,\n"
         "                        openai:http://HOST:PORT/v1 (llama-server, vLLM, roofline serve, "
         "...)\n"
+        "                        sagemaker:REGION/ENDPOINT, bedrock:REGION/MODEL_ID (AWS; "
+        "docs/aws.md)\n"
         "  --model NAME          model name sent to openai backends (default: the server's first)\n"
         "  --api-key-env VAR     environment variable holding the API key (default "
         "OPENAI_API_KEY, when set)\n"
@@ -69,6 +71,8 @@ void rf_runfile_help(FILE *f) {
         "                \"model\": null, \"api_key_env\": \"OPENAI_API_KEY\",\n"
         "                \"threads\": 0, \"max_seqs\": 16, \"n_ctx\": 0,          (local only)\n"
         "                \"timeout_s\": 600, \"stall_s\": 60, \"max_reply_bytes\": 1048576,\n"
+        "                \"retry_max\": 3, \"retry_base_s\": 1, \"retry_cap_s\": 20,\n"
+        "                          (throttled requests, AWS backends; 0: default, -1: none)\n"
         "                \"extra_body\": {\"cache_prompt\": false},   (merged into HTTP bodies)\n"
         "                \"price\": {\"usd_per_hour\": 0.8048, \"usd_per_m_input\": 0,\n"
         "                          \"usd_per_m_output\": 0, \"instance\": \"g6.xlarge\"},\n"
@@ -78,9 +82,7 @@ void rf_runfile_help(FILE *f) {
         "24},\n"
         "                \"model_file\": \"gemma.gguf\", \"bytes_per_token\": 0,\n"
         "                \"suites\": [\"speed\"],  (the suites this backend is in; default all)\n"
-        "                \"stream\": true,  (false: one whole body per request, no stream)\n"
-        "                \"retry_max\": 3, \"retry_base_s\": 1, \"retry_cap_s\": 20}],\n"
-        "                (throttled AWS requests: retries, full-jitter backoff; -1: none)\n"
+        "                \"stream\": true}],  (false: one whole body per request, no stream)\n"
         "                (model_file or bytes_per_token: the roofline's bytes per decoded token)\n"
         "  \"suites\": [\"speed\", \"load\", \"accuracy\", \"agent\", \"probe\"],   (not empty)\n"
         "  \"speed\": {\"runs\": 3, \"max_tokens\": 512, \"prompt\": \"...\"},\n"
@@ -157,6 +159,9 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     if (!st) st = rf_jr_i32(c, o, path, "n_ctx", 0, 0, 1 << 24, &bb->cfg.n_ctx);
     if (!st) st = rf_jr_num(c, o, path, "timeout_s", 0, 0, 86400, &bb->cfg.timeout_s);
     if (!st) st = rf_jr_num(c, o, path, "stall_s", 0, 0, 86400, &bb->cfg.stall_s);
+    if (!st) st = rf_jr_i32(c, o, path, "retry_max", 0, -1, 100, &bb->cfg.retry_max);
+    if (!st) st = rf_jr_num(c, o, path, "retry_base_s", 0, 0, 3600, &bb->cfg.retry_base_s);
+    if (!st) st = rf_jr_num(c, o, path, "retry_cap_s", 0, 0, 3600, &bb->cfg.retry_cap_s);
     double cap = (double)bb->cfg.max_reply_bytes;
     if (!st) st = rf_jr_num(c, o, path, "max_reply_bytes", 0, 0, (double)((int64_t)1 << 40), &cap);
     if (!st && cap != (double)(int64_t)cap) {
@@ -184,10 +189,6 @@ static rf_status parse_backend(ctx *c, json_t *o, int i, rf_bench_backend *bb) {
     bool stream = !bb->no_stream;
     if (!st) st = rf_jr_bool(c, o, path, "stream", 0, &stream);
     bb->no_stream = !stream;
-    /* throttled requests (AWS backends): -1 no retries, 0 the default */
-    if (!st) st = rf_jr_i32(c, o, path, "retry_max", 0, -1, 100, &bb->cfg.retry_max);
-    if (!st) st = rf_jr_num(c, o, path, "retry_base_s", 0, 0, 3600, &bb->cfg.retry_base_s);
-    if (!st) st = rf_jr_num(c, o, path, "retry_cap_s", 0, 0, 3600, &bb->cfg.retry_cap_s);
     if (st) return st;
     bb->cfg.max_reply_bytes = (int64_t)cap;
     json_t *xb = json_object_get(o, "extra_body");
@@ -832,6 +833,9 @@ json_t *rf_run_desc_to_json(const rf_run_desc *d) {
         json_object_set_new(b, "n_ctx", json_integer(c->n_ctx));
         json_object_set_new(b, "timeout_s", json_real(c->timeout_s));
         json_object_set_new(b, "stall_s", json_real(c->stall_s));
+        json_object_set_new(b, "retry_max", json_integer(c->retry_max));
+        json_object_set_new(b, "retry_base_s", json_real(c->retry_base_s));
+        json_object_set_new(b, "retry_cap_s", json_real(c->retry_cap_s));
         json_object_set_new(
             b, "max_reply_bytes",
             json_integer(c->max_reply_bytes ? c->max_reply_bytes : RF_BK_DEFAULT_REPLY_CAP));
@@ -864,9 +868,6 @@ json_t *rf_run_desc_to_json(const rf_run_desc *d) {
         if (bb->bytes_per_token > 0)
             json_object_set_new(b, "bytes_per_token", json_real(bb->bytes_per_token));
         if (bb->no_stream) json_object_set_new(b, "stream", json_false());
-        if (c->retry_max) json_object_set_new(b, "retry_max", json_integer(c->retry_max));
-        if (c->retry_base_s > 0) json_object_set_new(b, "retry_base_s", json_real(c->retry_base_s));
-        if (c->retry_cap_s > 0) json_object_set_new(b, "retry_cap_s", json_real(c->retry_cap_s));
         json_array_append_new(bs, b);
     }
     json_object_set_new(o, "backends", bs);
