@@ -193,6 +193,7 @@ bool rf_br_build_body(rf_bk_request *req, const json_t *extra, rf_buf *out, char
         snprintf(why, why_n, "cannot serialize the request (out of memory)");
         goto fail;
     }
+    json_decref(sys); /* an empty system list was never moved into o */
     json_decref(o);
     return true;
 fail:
