@@ -114,6 +114,19 @@ def kv_value(f):
     return tuple(bytes(memoryview(f.parts[i]).cast("B")) for i in f.data)
 
 
+BLOCK = {"Q4_K": 256, "Q5_K": 256, "Q6_K": 256, "Q8_0": 32, "Q4_0": 32, "Q4_1": 32, "Q5_0": 32,
+         "Q5_1": 32, "F16": 1, "BF16": 1, "F32": 1}
+FALLBACK = {"Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0"}
+
+
+def expected_type(target, ne0):
+    """llama.cpp's type for a row of ne0 values: the target, or its fallback (then F16)."""
+    if ne0 % BLOCK[target] == 0:
+        return target
+    t = FALLBACK.get(target, target)
+    return t if ne0 % BLOCK[t] == 0 else "F16"
+
+
 def compare(rf_path, ll_path, target, quantized_names):
     """Per output type: [identical, different] tensor counts; plus problems found."""
     import gguf
@@ -130,10 +143,11 @@ def compare(rf_path, ll_path, target, quantized_names):
     for name in sorted(set(ta) & set(tb)):
         x, y = ta[name], tb[name]
         tx, ty = x.tensor_type.name, y.tensor_type.name
-        if name in quantized_names and tx != target:
-            problems.append("%s is %s in roofline's output, not %s" % (name, tx, target))
-        if name in quantized_names and ty != target:
-            problems.append("%s is %s in llama.cpp's output, not %s" % (name, ty, target))
+        want = expected_type(target, int(x.shape[0]))  # gguf's shape: ne0 first
+        if name in quantized_names and tx != want:
+            problems.append("%s is %s in roofline's output, not %s" % (name, tx, want))
+        if name in quantized_names and ty != want:
+            problems.append("%s is %s in llama.cpp's output, not %s" % (name, ty, want))
         bx = np.asarray(x.data).view(np.uint8).reshape(-1)
         by = np.asarray(y.data).view(np.uint8).reshape(-1)
         same = tx == ty and list(x.shape) == list(y.shape) and bx.size == by.size and \
@@ -199,6 +213,8 @@ def main():
     ap.add_argument("--no-load", action="store_true", help="skip the llama-bench / run loads")
     ap.add_argument("--work", default=None, help="folder for the files (default: a temp dir)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --work: reuse outputs already there instead of quantizing again")
     args = ap.parse_args()
 
     quant = os.path.join(args.llama_bin, "llama-quantize")
@@ -225,7 +241,7 @@ def main():
             print("skip of the Gemma part: %s absent" % args.model)
         else:
             g32 = os.path.join(work, "gemma-f32.gguf")
-            rc, out = run([args.roofline, "quantize", args.model, g32, "--type", "F32", "--force",
+            rc, out = (0, "reused " + g32) if args.reuse and os.path.exists(g32) else run([args.roofline, "quantize", args.model, g32, "--type", "F32", "--force",
                            "--threads", str(args.threads)])
             eprint(out.strip())
             if rc:
@@ -240,14 +256,17 @@ def main():
             exact = target not in kq
             stem = os.path.join(work, "%s-%s" % (os.path.basename(src)[:-9], target))
             rf_out, ll_out = stem + "-roofline.gguf", stem + "-llama.gguf"
-            rc, out = run([args.roofline, "quantize", src, rf_out, "--type", target,
-                           "--threads", str(args.threads)], log=stem + "-roofline.log")
+            reuse = args.reuse and os.path.exists(rf_out) and os.path.exists(ll_out)
+            rc, out = (0, "") if reuse else run([args.roofline, "quantize", src, rf_out, "--type",
+                                                 target, "--threads", str(args.threads)],
+                                                log=stem + "-roofline.log")
             if rc:
                 print("error: roofline quantize %s -> %s: %s" % (label, target, out.strip()))
                 ok = False
                 continue
-            rc, out = run([quant, "--pure", src, ll_out, target, str(args.threads)], env=env,
-                          log=stem + "-llama.log")
+            rc, out = (0, "") if reuse else run([quant, "--pure", src, ll_out, target,
+                                                 str(args.threads)], env=env,
+                                                log=stem + "-llama.log")
             if rc:
                 print("error: llama-quantize %s -> %s failed (%d); see %s-llama.log"
                       % (label, target, rc, stem))
