@@ -307,7 +307,9 @@ def main():
     if loads:
         print()
         print(fmt_table(["load", "result", "output"], loads))
-    print("\n%s (files in %s)" % ("all identical" if ok else "DIFFERENCES FOUND", work))
+    verdict = "DIFFERENCES FOUND" if not ok else \
+        "all identical" if not kq else "all identical (the K-quants: the same types)"
+    print("\n%s (files in %s)" % (verdict, work))
     if not args.keep and not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if ok else 1
