@@ -19,10 +19,9 @@ header=$'date\tcommit\ttarget\tseconds\tcpu_seconds\texecutions\tcov\tft\tcorpus
 
 if [ "${1:-}" = "--summary" ]; then
   [ -f "$log" ] || { echo "fuzz_run: no log $log" >&2; exit 1; }
+  printf "%-14s %6s %10s %10s %14s %8s\n" target runs seconds cpu_s executions crashes
   awk -F'\t' 'NR > 1 { s[$3] += $4; c[$3] += $5; e[$3] += $6; n[$3]++; if ($10 != "0") k[$3]++ }
-    END { printf "%-14s %6s %10s %10s %14s %8s\n", "target", "runs", "seconds", "cpu_s",
-            "executions", "crashes"
-          for (t in s) printf "%-14s %6d %10d %10.0f %14d %8d\n", t, n[t], s[t], c[t], e[t], k[t] }' \
+    END { for (t in s) printf "%-14s %6d %10d %10.0f %14d %8d\n", t, n[t], s[t], c[t], e[t], k[t] }' \
     "$log" | sort
   exit 0
 fi
