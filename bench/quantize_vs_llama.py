@@ -10,6 +10,11 @@ ones) by both tools; the outputs are compared tensor by tensor with the gguf rea
 bytes, counted per output type (identical / different), and every weight matrix must be in the
 target type. Metadata: the keys and values of both outputs are compared too.
 
+With --kquants (e.g. Q4_K,Q5_K,Q6_K), those types too: roofline's K-quant encoders are
+round-to-nearest, llama.cpp's search their scales, so only the tensor types must agree; the RMS
+error of each tool's output against the F32 input (relative to the RMS of the weights) is
+printed side by side.
+
 Then roofline's outputs of the Gemma model are loaded by llama.cpp (`llama-bench -m OUT -p 0
 -n 4`, which reads every weight) and by roofline (`roofline run -m OUT -p Hello -n 8`).
 
@@ -17,7 +22,7 @@ Exit status 0 when every tensor is identical and every load works, 1 otherwise, 
 llama-quantize is absent (build it: bench/build_llama_cpp.sh) or the gguf package is missing.
 
 Usage: quantize_vs_llama.py [--roofline build/roofline] [--llama-bin DIR] [--model PATH]
-                            [--types Q8_0,Q4_0] [--no-gemma] [--no-load] [--work DIR] [--keep]
+                            [--types Q8_0,Q4_0] [--kquants Q4_K,...] [--no-gemma] [--no-load] [--work DIR] [--keep]
 """
 import argparse
 import os
@@ -109,6 +114,19 @@ def kv_value(f):
     return tuple(bytes(memoryview(f.parts[i]).cast("B")) for i in f.data)
 
 
+BLOCK = {"Q4_K": 256, "Q5_K": 256, "Q6_K": 256, "Q8_0": 32, "Q4_0": 32, "Q4_1": 32, "Q5_0": 32,
+         "Q5_1": 32, "F16": 1, "BF16": 1, "F32": 1}
+FALLBACK = {"Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0"}
+
+
+def expected_type(target, ne0):
+    """llama.cpp's type for a row of ne0 values: the target, or its fallback (then F16)."""
+    if ne0 % BLOCK[target] == 0:
+        return target
+    t = FALLBACK.get(target, target)
+    return t if ne0 % BLOCK[t] == 0 else "F16"
+
+
 def compare(rf_path, ll_path, target, quantized_names):
     """Per output type: [identical, different] tensor counts; plus problems found."""
     import gguf
@@ -125,10 +143,11 @@ def compare(rf_path, ll_path, target, quantized_names):
     for name in sorted(set(ta) & set(tb)):
         x, y = ta[name], tb[name]
         tx, ty = x.tensor_type.name, y.tensor_type.name
-        if name in quantized_names and tx != target:
-            problems.append("%s is %s in roofline's output, not %s" % (name, tx, target))
-        if name in quantized_names and ty != target:
-            problems.append("%s is %s in llama.cpp's output, not %s" % (name, ty, target))
+        want = expected_type(target, int(x.shape[0]))  # gguf's shape: ne0 first
+        if name in quantized_names and tx != want:
+            problems.append("%s is %s in roofline's output, not %s" % (name, tx, want))
+        if name in quantized_names and ty != want:
+            problems.append("%s is %s in llama.cpp's output, not %s" % (name, ty, want))
         bx = np.asarray(x.data).view(np.uint8).reshape(-1)
         by = np.asarray(y.data).view(np.uint8).reshape(-1)
         same = tx == ty and list(x.shape) == list(y.shape) and bx.size == by.size and \
@@ -149,6 +168,28 @@ def compare(rf_path, ll_path, target, quantized_names):
     return counts, problems
 
 
+def rms_errors(ref_path, paths, names):
+    """RMS of (decoded - F32) over the tensors in names, relative to the RMS of the F32 values,
+    for each file in paths."""
+    import gguf
+    import numpy as np
+    from gguf.quants import dequantize
+
+    ref = {t.name: t for t in gguf.GGUFReader(ref_path).tensors}
+    out = []
+    for p in paths:
+        err2 = val2 = 0.0
+        for t in gguf.GGUFReader(p).tensors:
+            if t.name not in names:
+                continue
+            x = np.asarray(ref[t.name].data, dtype=np.float32).reshape(-1)
+            y = dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32).reshape(-1)
+            err2 += float(np.sum((x - y).astype(np.float64) ** 2))
+            val2 += float(np.sum(x.astype(np.float64) ** 2))
+        out.append((err2 / val2) ** 0.5 if val2 else 0.0)
+    return out
+
+
 def weight_names(path):
     """Tensors llama.cpp quantizes (2-D, named *weight, not a norm): those of the F32 input."""
     import gguf
@@ -164,11 +205,16 @@ def main():
     ap.add_argument("--llama-bin", default=os.path.join(ROOT, ".peers", "llama.cpp-build", "bin"))
     ap.add_argument("--model", default=MODEL)
     ap.add_argument("--types", default="Q8_0,Q4_0")
+    ap.add_argument("--kquants", default="",
+                    help="also these non-deterministic types (e.g. Q4_K,Q5_K,Q6_K): bytes are not "
+                    "expected to match; their RMS error against the F32 input is compared")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--no-gemma", action="store_true", help="only the tiny model")
     ap.add_argument("--no-load", action="store_true", help="skip the llama-bench / run loads")
     ap.add_argument("--work", default=None, help="folder for the files (default: a temp dir)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --work: reuse outputs already there instead of quantizing again")
     args = ap.parse_args()
 
     quant = os.path.join(args.llama_bin, "llama-quantize")
@@ -195,27 +241,32 @@ def main():
             print("skip of the Gemma part: %s absent" % args.model)
         else:
             g32 = os.path.join(work, "gemma-f32.gguf")
-            rc, out = run([args.roofline, "quantize", args.model, g32, "--type", "F32", "--force",
+            rc, out = (0, "reused " + g32) if args.reuse and os.path.exists(g32) else run([args.roofline, "quantize", args.model, g32, "--type", "F32", "--force",
                            "--threads", str(args.threads)])
             eprint(out.strip())
             if rc:
                 print("error: roofline quantize --type F32 --force failed (%d)" % rc)
                 return 1
             inputs.append(("gemma-3-270m (F32 from Q4_K_M)", g32))
-    rows, loads = [], []
+    rows, loads, quality = [], [], []
+    kq = [t for t in args.kquants.split(",") if t]
     for label, src in inputs:
         names = weight_names(src)
-        for target in args.types.split(","):
+        for target in args.types.split(",") + kq:
+            exact = target not in kq
             stem = os.path.join(work, "%s-%s" % (os.path.basename(src)[:-9], target))
             rf_out, ll_out = stem + "-roofline.gguf", stem + "-llama.gguf"
-            rc, out = run([args.roofline, "quantize", src, rf_out, "--type", target,
-                           "--threads", str(args.threads)], log=stem + "-roofline.log")
+            reuse = args.reuse and os.path.exists(rf_out) and os.path.exists(ll_out)
+            rc, out = (0, "") if reuse else run([args.roofline, "quantize", src, rf_out, "--type",
+                                                 target, "--threads", str(args.threads)],
+                                                log=stem + "-roofline.log")
             if rc:
                 print("error: roofline quantize %s -> %s: %s" % (label, target, out.strip()))
                 ok = False
                 continue
-            rc, out = run([quant, "--pure", src, ll_out, target, str(args.threads)], env=env,
-                          log=stem + "-llama.log")
+            rc, out = (0, "") if reuse else run([quant, "--pure", src, ll_out, target,
+                                                 str(args.threads)], env=env,
+                                                log=stem + "-llama.log")
             if rc:
                 print("error: llama-quantize %s -> %s failed (%d); see %s-llama.log"
                       % (label, target, rc, stem))
@@ -223,30 +274,42 @@ def main():
                 continue
             counts, problems = compare(rf_out, ll_out, target, names)
             for ty, (same, diff) in sorted(counts.items()):
-                rows.append([label, target, ty, same, diff])
+                rows.append([label, target + ("" if exact else " (RTN)"), ty, same, diff])
+            if not exact:  # only the types must agree; the bytes are another encoder's
+                problems = [p for p in problems if " is " in p or "tensor names" in p]
+                e_rf, e_ll = rms_errors(src, [rf_out, ll_out], names)
+                quality.append([label, target, "%.5f" % e_rf, "%.5f" % e_ll, "%.3f" % (e_rf / e_ll)])
             for p in problems[:20]:
                 print("  %s %s: %s" % (label, target, p))
             ok = ok and not problems
-            if label != "tiny" and not args.no_load:
+            if label != "tiny" and not args.no_load and exact:
                 rc, out = run([os.path.join(args.llama_bin, "llama-bench"), "-m", rf_out, "-p",
                                "0", "-n", "4", "-t", str(args.threads)], env=env,
                               log=stem + "-llama-bench.log")
-                tg = [ln for ln in out.splitlines() if "tg4" in ln]
+                tg = [ln.split("|") for ln in out.splitlines() if "tg4" in ln]
                 loads.append(["llama-bench -m <roofline %s>" % target, "ok" if rc == 0 and tg
-                              else "FAILED (%d)" % rc, tg[0].split("|")[-2].strip() if tg else ""])
+                              else "FAILED (%d)" % rc,
+                              "%s, tg4 %s t/s" % (tg[0][1].strip(), tg[0][-2].strip()) if tg
+                              else ""])
                 ok = ok and rc == 0 and bool(tg)
                 rc, out = run([args.roofline, "run", "-m", rf_out, "-p", "Hello", "-n", "8",
                                "--temp", "0"], log=stem + "-roofline-run.log")
-                text = " ".join(out.strip().splitlines()[:1])[:60]
+                text = out.split("\nprompt tokens:")[0].strip().replace("\n", "\\n")[:40]
                 loads.append(["roofline run -m <roofline %s>" % target,
                               "ok" if rc == 0 else "FAILED (%d)" % rc, text])
                 ok = ok and rc == 0
     print()
     print(fmt_table(["model", "target", "tensor type", "identical", "different"], rows))
+    if quality:
+        print()
+        print(fmt_table(["model", "type", "rms err roofline", "rms err llama.cpp", "ratio"],
+                        quality))
     if loads:
         print()
         print(fmt_table(["load", "result", "output"], loads))
-    print("\n%s (files in %s)" % ("all identical" if ok else "DIFFERENCES FOUND", work))
+    verdict = "DIFFERENCES FOUND" if not ok else \
+        "all identical" if not kq else "all identical (the K-quants: the same types)"
+    print("\n%s (files in %s)" % (verdict, work))
     if not args.keep and not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if ok else 1

@@ -228,8 +228,8 @@ static void quantize_q5_1(const float *x, rf_block_q5_1 *y, int64_t nb) {
 /* ------------------------------------------------------------------------------------------ */
 
 /* Shared by Q8_0 and Q8_1: d = amax/127 (float), q = rint(x * (127/amax)) (ties to even; the
- * float multiplier is used, not the fp16 of d). Returns that float d; *dh gets its fp16. Also used
- * as the Q8_0 weight encoder (error <= d/2 + 127*|d - fp16(d)| <= 0.57*amax/127). */
+ * float multiplier is used, not the fp16 of d). Returns that float d; *dh gets its fp16. Error
+ * <= d/2 + 127*|d - fp16(d)| <= 0.57*amax/127. The Q8_0 weight encoder is the next one. */
 static float encode_q8_32(const float *x, uint16_t *dh, int8_t qs[32]) {
     const float amax = absmax(x, 32);
     const float d = amax / 127.0f;
@@ -250,7 +250,8 @@ static void quantize_q8_0(const float *x, rf_block_q8_0 *y, int64_t nb) {
 /* The Q8_0 weight encoder, llama.cpp's quantize_row_q8_0_ref: d = amax/127, q = roundf(x / d)
  * (through the float 1/d; halves away from zero), stored fp16(d). It differs from the activation
  * encoder above (127/amax, ties to even) in the last level of a few values, which is why a
- * weight file has its own. Error per value <= d/2 + 127 |d - fp16(d)| <= 0.57 amax/127. */
+ * weight file has its own. Error per value <= d/2 + 127 |d - fp16(d)| <= 0.57 amax/127, plus 127 *
+ * 2^-25 when fp16(d) is subnormal (amax below 2^-14 * 127). */
 static void quantize_q8_0_weights(const float *x, rf_block_q8_0 *y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++, x += RF_QK) {
         const float d = absmax(x, 32) / 127.0f;
