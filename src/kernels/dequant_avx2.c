@@ -12,10 +12,20 @@
 #if defined(__x86_64__)
 
 #include <immintrin.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "kernels/kernels.h"
 #include "util/half.h"
+
+/* Block fields by offset: rows need not be aligned to the blocks' 2-byte fp16 fields, so
+ * nothing is read through a block struct (the native kernels' rule too, x86_common.h). */
+#define FIELD(T, i, f) (src + (size_t)(i) * sizeof(T) + offsetof(T, f))
+static inline float half_at(const uint8_t *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return rf_f16_to_f32(h);
+}
 
 /* 8 levels (bytes, as signed or unsigned 8-bit integers) to floats */
 static inline __m256 lv8_u(__m128i b) {
@@ -71,62 +81,67 @@ static inline void store_affine32(const uint8_t b[32], float d, float m, float *
                 vm));
 }
 
-static void dq_q4_0(const rf_block_q4_0 *b, float *y, int64_t nb) {
+static void dq_q4_0(const uint8_t *src, float *y, int64_t nb) {
     uint8_t lv[32];
     for (int64_t i = 0; i < nb; i++, y += 32) {
-        levels32(b[i].qs, NULL, 8, lv);
-        store_scaled32(lv, rf_f16_to_f32(b[i].d), y);
+        levels32(FIELD(rf_block_q4_0, i, qs), NULL, 8, lv);
+        store_scaled32(lv, half_at(FIELD(rf_block_q4_0, i, d)), y);
     }
 }
 
-static void dq_q4_1(const rf_block_q4_1 *b, float *y, int64_t nb) {
+static void dq_q4_1(const uint8_t *src, float *y, int64_t nb) {
     uint8_t lv[32];
     for (int64_t i = 0; i < nb; i++, y += 32) {
-        levels32(b[i].qs, NULL, 0, lv);
-        store_affine32(lv, rf_f16_to_f32(b[i].d), rf_f16_to_f32(b[i].m), y);
+        levels32(FIELD(rf_block_q4_1, i, qs), NULL, 0, lv);
+        store_affine32(lv, half_at(FIELD(rf_block_q4_1, i, d)), half_at(FIELD(rf_block_q4_1, i, m)),
+                       y);
     }
 }
 
-static void dq_q5_0(const rf_block_q5_0 *b, float *y, int64_t nb) {
+static void dq_q5_0(const uint8_t *src, float *y, int64_t nb) {
     uint8_t lv[32];
     for (int64_t i = 0; i < nb; i++, y += 32) {
-        levels32(b[i].qs, b[i].qh, 16, lv);
-        store_scaled32(lv, rf_f16_to_f32(b[i].d), y);
+        levels32(FIELD(rf_block_q5_0, i, qs), FIELD(rf_block_q5_0, i, qh), 16, lv);
+        store_scaled32(lv, half_at(FIELD(rf_block_q5_0, i, d)), y);
     }
 }
 
-static void dq_q5_1(const rf_block_q5_1 *b, float *y, int64_t nb) {
+static void dq_q5_1(const uint8_t *src, float *y, int64_t nb) {
     uint8_t lv[32];
     for (int64_t i = 0; i < nb; i++, y += 32) {
-        levels32(b[i].qs, b[i].qh, 0, lv);
-        store_affine32(lv, rf_f16_to_f32(b[i].d), rf_f16_to_f32(b[i].m), y);
+        levels32(FIELD(rf_block_q5_1, i, qs), FIELD(rf_block_q5_1, i, qh), 0, lv);
+        store_affine32(lv, half_at(FIELD(rf_block_q5_1, i, d)), half_at(FIELD(rf_block_q5_1, i, m)),
+                       y);
     }
 }
 
-static void dq_q8_0(const rf_block_q8_0 *b, float *y, int64_t nb) {
+static void dq_q8_0(const uint8_t *src, float *y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++, y += 32) {
-        const __m256 vd = _mm256_set1_ps(rf_f16_to_f32(b[i].d));
+        const __m256 vd = _mm256_set1_ps(half_at(FIELD(rf_block_q8_0, i, d)));
         for (int j = 0; j < 32; j += 8) {
-            __m128i q = _mm_loadl_epi64((const __m128i *)(const void *)(b[i].qs + j));
+            __m128i q =
+                _mm_loadl_epi64((const __m128i *)(const void *)(FIELD(rf_block_q8_0, i, qs) + j));
             _mm256_storeu_ps(y + j, _mm256_mul_ps(lv8_s(q), vd));
         }
     }
 }
 
 /* Q4_K: value = (d * sc_j) * level - (dmin * m_j) over 8 sub-blocks of 32 */
-static void dq_q4_k(const rf_block_q4_k *b, float *y, int64_t nb) {
+static void dq_q4_k(const uint8_t *src, float *y, int64_t nb) {
     uint8_t lv[64];
     for (int64_t i = 0; i < nb; i++, y += 256) {
-        const float d = rf_f16_to_f32(b[i].d), dmin = rf_f16_to_f32(b[i].dmin);
+        const float d = half_at(FIELD(rf_block_q4_k, i, d)),
+                    dmin = half_at(FIELD(rf_block_q4_k, i, dmin));
         for (int p = 0; p < 4; p++) { /* 64 values: 32 low nibbles, then 32 high ones */
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(b[i].qs + 32 * p));
+            const __m256i q = _mm256_loadu_si256(
+                (const __m256i *)(const void *)(FIELD(rf_block_q4_k, i, qs) + 32 * p));
             const __m256i m4 = _mm256_set1_epi8(15);
             _mm256_storeu_si256((__m256i *)(void *)lv, _mm256_and_si256(q, m4));
             _mm256_storeu_si256((__m256i *)(void *)(lv + 32),
                                 _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
             for (int h = 0; h < 2; h++) {
                 uint8_t sc, m;
-                rf_k_scale_min(2 * p + h, b[i].scales, &sc, &m);
+                rf_k_scale_min(2 * p + h, FIELD(rf_block_q4_k, i, scales), &sc, &m);
                 const __m256 ds = _mm256_set1_ps(d * (float)sc),
                              dm = _mm256_set1_ps(dmin * (float)m);
                 float *yy = y + 64 * p + 32 * h;
@@ -140,12 +155,13 @@ static void dq_q4_k(const rf_block_q4_k *b, float *y, int64_t nb) {
 }
 
 /* Q6_K: value = (d * scale_k) * level, level = (4 low bits | 2 high bits << 4) - 32 */
-static void dq_q6_k(const rf_block_q6_k *b, float *y, int64_t nb) {
+static void dq_q6_k(const uint8_t *src, float *y, int64_t nb) {
     int8_t lv[128];
     for (int64_t i = 0; i < nb; i++, y += 256) {
-        const float d = rf_f16_to_f32(b[i].d);
+        const float d = half_at(FIELD(rf_block_q6_k, i, d));
         for (int n = 0; n < 2; n++) {
-            const uint8_t *ql = b[i].ql + 64 * n, *qh = b[i].qh + 32 * n;
+            const uint8_t *ql = FIELD(rf_block_q6_k, i, ql) + 64 * n,
+                          *qh = FIELD(rf_block_q6_k, i, qh) + 32 * n;
             const __m256i m4 = _mm256_set1_epi8(15), m2 = _mm256_set1_epi8(3);
             const __m256i o32 = _mm256_set1_epi8(32);
             const __m256i l0 = _mm256_loadu_si256((const __m256i *)(const void *)ql);
@@ -160,7 +176,8 @@ static void dq_q6_k(const rf_block_q6_k *b, float *y, int64_t nb) {
                 _mm256_storeu_si256((__m256i *)(void *)(lv + 32 * t), v);
             }
             for (int g = 0; g < 8; g++) { /* 16 values per scale */
-                const __m256 ds = _mm256_set1_ps(d * (float)b[i].scales[8 * n + g]);
+                const __m256 ds =
+                    _mm256_set1_ps(d * (float)(int8_t)FIELD(rf_block_q6_k, i, scales)[8 * n + g]);
                 for (int j = 0; j < 16; j += 8) {
                     __m128i l8 = _mm_loadl_epi64((const __m128i *)(const void *)(lv + 16 * g + j));
                     _mm256_storeu_ps(y + 128 * n + 16 * g + j, _mm256_mul_ps(ds, lv8_s(l8)));
@@ -199,25 +216,25 @@ void rf_avx2_dequantize_row(rf_type t, const void *src, float *dst, int64_t n) {
         dq_bf16(src, dst, n);
         return;
     case RF_TYPE_Q4_0:
-        dq_q4_0(src, dst, n / 32);
+        dq_q4_0((const uint8_t *)src, dst, n / 32);
         return;
     case RF_TYPE_Q4_1:
-        dq_q4_1(src, dst, n / 32);
+        dq_q4_1((const uint8_t *)src, dst, n / 32);
         return;
     case RF_TYPE_Q5_0:
-        dq_q5_0(src, dst, n / 32);
+        dq_q5_0((const uint8_t *)src, dst, n / 32);
         return;
     case RF_TYPE_Q5_1:
-        dq_q5_1(src, dst, n / 32);
+        dq_q5_1((const uint8_t *)src, dst, n / 32);
         return;
     case RF_TYPE_Q8_0:
-        dq_q8_0(src, dst, n / 32);
+        dq_q8_0((const uint8_t *)src, dst, n / 32);
         return;
     case RF_TYPE_Q4_K:
-        dq_q4_k(src, dst, n / 256);
+        dq_q4_k((const uint8_t *)src, dst, n / 256);
         return;
     case RF_TYPE_Q6_K:
-        dq_q6_k(src, dst, n / 256);
+        dq_q6_k((const uint8_t *)src, dst, n / 256);
         return;
     default:
         rf_ref_dequantize_row(t, src, dst, n);
