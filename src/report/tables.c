@@ -567,9 +567,12 @@ static void precision_table(rf_tables *ts, const json_t *sec) {
              at(tr, "widened_over_shipped_decode", NULL));
     size_t k;
     const json_t *turn;
-    json_array_foreach(json_object_get(sec, "shipped_turns"), k, turn)
-        foot(t, "A turn %zu: decode %.2f tok/s, top level %.1f tok/s", k + 1,
-             at(turn, "decode_tok_s", NULL), at(turn, "output_tok_s_top", NULL));
+    json_array_foreach(json_object_get(sec, "shipped_turns"), k, turn) {
+        char top[64] = "";
+        if (isfinite(at(turn, "output_tok_s_top", NULL)))
+            snprintf(top, sizeof top, ", top level %.1f tok/s", at(turn, "output_tok_s_top", NULL));
+        foot(t, "A turn %zu: decode %.2f tok/s%s", k + 1, at(turn, "decode_tok_s", NULL), top);
+    }
 }
 
 rf_status rf_tables_build(const json_t *sum, rf_tables *out, rf_error *err) {

@@ -92,6 +92,19 @@ static double max_rel_diff(const float *a, const float *b, int rows, int n) {
     return worst;
 }
 
+/* Writes the tiny model of spec s to a temporary file (its path into path) and loads it. */
+static rf_model *load_tiny(const tiny_spec *s, const char *tag, char *path, size_t cap) {
+    const char *p = tiny_write_file(s, tag);
+    CHECK(p != NULL);
+    if (!p) return NULL;
+    snprintf(path, cap, "%s", p);
+    rf_model *m = NULL;
+    rf_error err = {0};
+    CHECK_MSG(rf_model_load(path, &m, &err) == RF_OK, "%s", err.msg);
+    if (!m) remove(path);
+    return m;
+}
+
 static void test_type(const char *arch, rf_type wt) {
     tiny_spec s = tiny_default();
     s.arch = arch;
@@ -101,18 +114,9 @@ static void test_type(const char *arch, rf_type wt) {
         s.n_ff = 512;
         s.head_dim = 128;
     }
-    const char *p = tiny_write_file(&s, "widen");
-    CHECK(p != NULL);
-    if (!p) return;
     char path[256];
-    snprintf(path, sizeof path, "%s", p);
-    rf_model *m = NULL;
-    rf_error err = {0};
-    CHECK_MSG(rf_model_load(path, &m, &err) == RF_OK, "%s", err.msg);
-    if (!m) {
-        remove(path);
-        return;
-    }
+    rf_model *m = load_tiny(&s, "widen", path, sizeof path);
+    if (!m) return;
     const int32_t V = rf_model_hparams(m)->n_vocab;
     const size_t sz = (size_t)N_ROWS * (size_t)V;
     float *nat = malloc(sz * 4), *wid = malloc(sz * 4), *wsc = malloc(sz * 4);
@@ -149,14 +153,10 @@ static void test_type(const char *arch, rf_type wt) {
 static void test_batch_and_top(void) {
     tiny_spec s = tiny_default();
     s.wtype = RF_TYPE_Q4_0;
-    const char *p = tiny_write_file(&s, "widen-b");
-    CHECK(p != NULL);
-    if (!p) return;
     char path[256];
-    snprintf(path, sizeof path, "%s", p);
-    rf_model *m = NULL;
+    rf_model *m = load_tiny(&s, "widen-b", path, sizeof path);
+    if (!m) return;
     rf_error err = {0};
-    CHECK(rf_model_load(path, &m, &err) == RF_OK);
     rf_context_params cp = rf_context_default_params();
     cp.n_ctx = 32;
     cp.n_batch = 8;
@@ -164,8 +164,8 @@ static void test_batch_and_top(void) {
     cp.n_threads = 2;
     cp.widen = true;
     rf_context *solo = NULL, *pair = NULL;
-    CHECK(m && rf_context_new(m, &cp, &solo, &err) == RF_OK);
-    CHECK(m && rf_context_new(m, &cp, &pair, &err) == RF_OK);
+    CHECK(rf_context_new(m, &cp, &solo, &err) == RF_OK);
+    CHECK(rf_context_new(m, &cp, &pair, &err) == RF_OK);
     if (solo && pair) {
         const int32_t V = rf_model_hparams(m)->n_vocab;
         float *a = malloc((size_t)V * 4);
