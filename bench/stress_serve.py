@@ -489,13 +489,15 @@ def cmd_schema(args):
            "--request-timeout", "300", "--max-response-time", "300",
            "--generation-allow-x00", "false", "--generation-database", "none", "--no-color"]
     print("+", " ".join(cmd[:4]), "... (as above)", flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    print(p.stdout[-6000:])
-    log = srv.log_text()
-    n5xx = len(re.findall(r" status=5\d\d ", log))
-    generated = re.search(r"(\d+) generated", p.stdout)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    generated = None
+    for line in p.stdout:  # as it comes: a long run cut short keeps what it printed
+        print(line, end="", flush=True)
+        generated = re.search(r"(\d+) generated", line) or generated
+    p.wait()
+    n5xx = len(re.findall(r" status=5\d\d ", srv.log_text()))
     rc = srv.stop()
-    good = p.returncode == 0 and rc == 0
+    good = p.returncode == 0 and rc == 0 and n5xx == 0
     return verdict("schema", good, examples_per_operation=args.n,
                    cases=generated.group(1) if generated else "?",
                    schemathesis_exit=p.returncode, server_5xx=n5xx, exit=rc)
