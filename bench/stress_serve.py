@@ -496,12 +496,15 @@ def cmd_schema(args):
            "--request-timeout", "300", "--max-response-time", "300",
            "--generation-allow-x00", "false", "--generation-database", "none", "--no-color"]
     print("+", " ".join(cmd[:4]), "... (as above)", flush=True)
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    work = tempfile.mkdtemp(prefix="roofline-schema-")  # schemathesis writes .schemathesis/ there
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         cwd=work)
     generated = None
     for line in p.stdout:  # as it comes: a long run cut short keeps what it printed
         print(line, end="", flush=True)
         generated = re.search(r"(\d+) generated", line) or generated
     p.wait()
+    shutil.rmtree(work, ignore_errors=True)
     n5xx = len(re.findall(r" status=5\d\d ", srv.log_text()))
     rc = srv.stop()
     good = p.returncode == 0 and rc == 0 and n5xx == 0
