@@ -16,8 +16,9 @@
       client got a complete reply or a clean error (an OpenAI error object: HTTP 503, or a
       stream's error event then [DONE]).
   python3 bench/stress_serve.py soak [--minutes 2]   16 concurrent streams for that long: zero
-      errors; the server's RSS at the end within 5% of its RSS after warm-up (first 20% of the
-      run, at least 20 s).
+      errors (a reply not whole within --request-timeout, 120 s, is one: counted apart); the
+      server's RSS at the end within 5% of its RSS after warm-up (first 20% of the run, at
+      least 20 s).
   python3 bench/stress_serve.py all   the short versions of the five above, in turn.
   python3 bench/stress_serve.py schema [--n 50]   schemathesis (PyPI; not installed by
       scripts/setup.sh, no ctest runs it: `pip install schemathesis`) against docs/openapi.yaml:
@@ -421,7 +422,7 @@ def cmd_sigterm(args):
 
 # ---------------------------------------------------------------- soak
 
-async def soak_worker(base, until, stats):
+async def soak_worker(base, until, stats, timeout_s):
     async with aiohttp.ClientSession() as s:
         while time.monotonic() < until:
             try:
@@ -429,7 +430,7 @@ async def soak_worker(base, until, stats):
                         "model": MODEL_ID, "stream": True, "max_tokens": 24, "temperature": 0.7,
                         "messages": [{"role": "user", "content": f"Tell me about {stats['n']}"}],
                         "stream_options": {"include_usage": True}},
-                        timeout=aiohttp.ClientTimeout(total=120)) as r:
+                        timeout=aiohttp.ClientTimeout(total=timeout_s)) as r:
                     raw = await r.read()
                     events = [ln[6:] for ln in raw.decode().split("\n")
                               if ln.startswith("data: ")]
@@ -439,7 +440,11 @@ async def soak_worker(base, until, stats):
                         stats["last_error"] = f"status {r.status}: {raw[:200]!r}"
                     else:
                         stats["ok"] += 1
-            except (aiohttp.ClientError, asyncio.TimeoutError, ValueError, IndexError) as e:
+            except asyncio.TimeoutError:
+                stats["errors"] += 1
+                stats["timeouts"] += 1
+                stats["last_error"] = f"no whole reply within {timeout_s} s"
+            except (aiohttp.ClientError, ValueError, IndexError) as e:
                 stats["errors"] += 1
                 stats["last_error"] = repr(e)
             stats["n"] += 1
@@ -449,12 +454,13 @@ def cmd_soak(args):
     srv = Server(args, ["--parallel", 16, "--ctx", 512])
     total = args.minutes * 60
     warm = max(20.0, total * 0.2)
-    stats = {"ok": 0, "errors": 0, "n": 0, "last_error": ""}
+    stats = {"ok": 0, "errors": 0, "timeouts": 0, "n": 0, "last_error": ""}
     rss = {}
 
     async def go():
         t0 = time.monotonic()
-        workers = [asyncio.create_task(soak_worker(srv.base, t0 + total, stats))
+        workers = [asyncio.create_task(soak_worker(srv.base, t0 + total, stats,
+                                                   args.request_timeout))
                    for _ in range(16)]
         await asyncio.sleep(warm)
         rss["warm"] = srv.rss_kib()
@@ -469,7 +475,8 @@ def cmd_soak(args):
     if stats["errors"]:
         print("last error:", stats["last_error"])
     return verdict("soak", good, minutes=args.minutes, streams=16, requests_ok=stats["ok"],
-                   errors=stats["errors"], rss_warm_mib=f"{rss['warm'] / 1024:.1f}",
+                   errors=stats["errors"], of_which_timeouts=stats["timeouts"],
+                   rss_warm_mib=f"{rss['warm'] / 1024:.1f}",
                    rss_end_mib=f"{rss['end'] / 1024:.1f}", rss_drift_pct=f"{drift:+.2f}",
                    exit=rc)
 
@@ -489,13 +496,18 @@ def cmd_schema(args):
            "--request-timeout", "300", "--max-response-time", "300",
            "--generation-allow-x00", "false", "--generation-database", "none", "--no-color"]
     print("+", " ".join(cmd[:4]), "... (as above)", flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    print(p.stdout[-6000:])
-    log = srv.log_text()
-    n5xx = len(re.findall(r" status=5\d\d ", log))
-    generated = re.search(r"(\d+) generated", p.stdout)
+    work = tempfile.mkdtemp(prefix="roofline-schema-")  # schemathesis writes .schemathesis/ there
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         cwd=work)
+    generated = None
+    for line in p.stdout:  # as it comes: a long run cut short keeps what it printed
+        print(line, end="", flush=True)
+        generated = re.search(r"(\d+) generated", line) or generated
+    p.wait()
+    shutil.rmtree(work, ignore_errors=True)
+    n5xx = len(re.findall(r" status=5\d\d ", srv.log_text()))
     rc = srv.stop()
-    good = p.returncode == 0 and rc == 0
+    good = p.returncode == 0 and rc == 0 and n5xx == 0
     return verdict("schema", good, examples_per_operation=args.n,
                    cases=generated.group(1) if generated else "?",
                    schemathesis_exit=p.returncode, server_5xx=n5xx, exit=rc)
@@ -512,6 +524,8 @@ def main():
     ap.add_argument("--read-timeout", type=int, default=3)
     ap.add_argument("--drain-ms", type=int, default=5000)
     ap.add_argument("--minutes", type=float, default=2.0)
+    ap.add_argument("--request-timeout", type=float, default=120,
+                    help="soak: seconds a request may take before it counts as an error")
     args = ap.parse_args()
     if not os.path.exists(args.model) or not os.access(args.bin, os.X_OK):
         print(f"stress_serve: skipped: needs {args.bin} and {args.model}", file=sys.stderr)

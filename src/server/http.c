@@ -1112,6 +1112,11 @@ void rf_srv_stop(rf_srv *s, int drain_ms) {
         pthread_mutex_unlock(&s->watch_mu);
         pthread_join(s->watch, NULL);
     }
+    while (s->conns) { /* none unless MHD ended one without notifying its end */
+        srv_conn *k = s->conns;
+        s->conns = k->next;
+        free(k);
+    }
     pthread_mutex_destroy(&s->watch_mu);
     pthread_cond_destroy(&s->watch_cv);
     pthread_rwlock_destroy(&s->lock);

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/buf.h"
+#include "util/utf8.h"
+
 json_t *rf_oai_timings_json(const rf_oai_timings *t) {
     double pn = t->prompt_n, gn = t->predicted_n;
     return json_pack("{s:i, s:i, s:f, s:f, s:f, s:i, s:f, s:f, s:f}", "cache_n", (int)t->cache_n,
@@ -27,6 +30,25 @@ json_t *rf_oai_usage_json(int32_t prompt_tokens, int32_t completion_tokens, int3
         return NULL;
     }
     return u;
+}
+
+/* Generated text as a JSON string: a model can emit bytes that are no UTF-8 (a lone
+ * continuation byte, a character cut by the end of the reply), which jansson refuses; each such
+ * byte becomes U+FFFD, as in the logprobs' tokens. NULL only when out of memory. */
+static json_t *text_json(const char *p, size_t len) {
+    json_t *v = json_stringn(p ? p : "", p ? len : 0);
+    if (v || !p) return v;
+    rf_buf b;
+    rf_buf_init(&b, 0);
+    rf_status st = RF_OK;
+    for (size_t i = 0; i < len && !st;) {
+        size_t k = rf_utf8_seq(p + i, len - i);
+        st = k ? rf_buf_append(&b, p + i, k) : rf_buf_append_str(&b, "\xEF\xBF\xBD");
+        i += k ? k : 1;
+    }
+    v = st ? NULL : json_stringn(b.len ? (const char *)b.data : "", b.len);
+    rf_buf_free(&b);
+    return v;
 }
 
 static json_t *str_or_null(const char *s) {
@@ -61,11 +83,11 @@ json_t *rf_oai_response_json(const rf_oai_meta *m, const char *content, size_t l
                              const char *finish, const rf_oai_timings *t) {
     json_t *choice;
     if (m->kind == RF_OAI_CHAT)
-        choice = json_pack("{s:i, s:{s:s, s:s%, s:n}, s:n, s:s}", "index", 0, "message", "role",
-                           "assistant", "content", content ? content : "", len, "refusal",
-                           "logprobs", "finish_reason", finish);
+        choice = json_pack("{s:i, s:{s:s, s:o, s:n}, s:n, s:s}", "index", 0, "message", "role",
+                           "assistant", "content", text_json(content, len), "refusal", "logprobs",
+                           "finish_reason", finish);
     else
-        choice = json_pack("{s:i, s:s%, s:n, s:s}", "index", 0, "text", content ? content : "", len,
+        choice = json_pack("{s:i, s:o, s:n, s:s}", "index", 0, "text", text_json(content, len),
                            "logprobs", "finish_reason", finish);
     json_t *o = with(envelope(m, false), "choices", choice ? json_pack("[o]", choice) : NULL);
     o = with(o, "usage", rf_oai_usage_json(t->prompt_n + t->cache_n, t->predicted_n, t->cache_n));
@@ -86,12 +108,12 @@ json_t *rf_oai_chunk_json(const rf_oai_meta *m, const char *role, const char *co
     if (m->kind == RF_OAI_CHAT) {
         json_t *delta = json_object();
         if (delta && role) json_object_set_new(delta, "role", json_string(role));
-        if (delta && content) json_object_set_new(delta, "content", json_stringn(content, len));
+        if (delta && content) json_object_set_new(delta, "content", text_json(content, len));
         o = rf_oai_delta_chunk_json(m, delta, finish);
     } else {
         json_t *choice =
-            json_pack("{s:i, s:s%, s:n, s:o}", "index", 0, "text", content ? content : "",
-                      content ? len : 0, "logprobs", "finish_reason", str_or_null(finish));
+            json_pack("{s:i, s:o, s:n, s:o}", "index", 0, "text", text_json(content, len),
+                      "logprobs", "finish_reason", str_or_null(finish));
         o = with(envelope(m, true), "choices", choice ? json_pack("[o]", choice) : NULL);
         o = with(o, "usage", json_null());
     }
@@ -118,7 +140,7 @@ json_t *rf_oai_tool_calls_json(const char *id, const char *name, const char *arg
 
 json_t *rf_oai_assistant_json(const char *content, size_t len, json_t *tool_calls) {
     json_t *msg = json_pack("{s:s, s:o, s:n}", "role", "assistant", "content",
-                            content ? json_stringn(content, len) : json_null(), "refusal");
+                            content ? text_json(content, len) : json_null(), "refusal");
     if (tool_calls) return with(msg, "tool_calls", tool_calls);
     return msg;
 }
