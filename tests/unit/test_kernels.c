@@ -793,9 +793,10 @@ int main(int argc, char **argv) {
 #endif
     /* dot_tile: the scalar table's too (a loop of its dot_rows: exact) */
     tables[nt] = (table){"scalar", &rf_kernels_scalar};
-    test_dot_tile(tables, nt + 1);
-    for (int i = 0; i <= nt; i++) test_att_rows(&tables[i]);
-    for (int i = 0; i <= nt; i++) test_dequantize(&tables[i]);
+    const int with_scalar = only ? nt : nt + 1; /* the scalar table once: in the plain run */
+    test_dot_tile(tables, with_scalar);
+    for (int i = 0; i < with_scalar; i++) test_att_rows(&tables[i]);
+    for (int i = 0; i < with_scalar; i++) test_dequantize(&tables[i]);
     if (nt == 0) return skip("no SIMD kernel table on this build/CPU");
     for (int i = 0; i < nt; i++) {
         test_vec(&tables[i]);
