@@ -11,6 +11,7 @@
 #include "bench/aws_endpoint.h"
 #include "bench/aws_sign.h"
 #include "util/buf.h"
+#include "util/json_dump.h"
 
 #define PAGE_MAX    ((size_t)32 << 20) /* one GetProducts response's bytes */
 #define MAX_PAGES   200
@@ -322,7 +323,7 @@ rf_status rf_aws_prices_fetch(const rf_price_query *q, const rf_aws_creds *creds
             goto out;
         }
         json_t *req = rf_aws_prices_request(q, token, err);
-        char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
+        char *body = req ? rf_json_dumps(req, JSON_COMPACT) : NULL;
         json_decref(req);
         if (!body) {
             st = req || !err ? rf_error_set(err, RF_ERR_NOMEM, "out of memory") : err->code;

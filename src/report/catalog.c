@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "util/file.h"
+#include "util/json_dump.h"
 
 static json_t *load(const char *given, const char *name, char *err, size_t cap, char *used,
                     size_t used_cap) {
@@ -209,7 +210,7 @@ rf_status rf_prices_set_per_token(json_t *prices, const char *model_id, double u
 }
 
 rf_status rf_prices_save(const json_t *prices, const char *path, rf_error *err) {
-    char *text = json_dumps(prices, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    char *text = rf_json_dumps(prices, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     if (!text) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
     size_t n = strlen(text);
     char *t2 = realloc(text, n + 2);

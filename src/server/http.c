@@ -830,7 +830,7 @@ static void send_408(srv_req *r) {
                      "the request was not received within %u s (--read-timeout)",
                      (unsigned)(r->s->read_ns / 1000000000ll));
     json_t *o = rf_oai_error_json(&e);
-    char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    char *body = o ? rf_json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     r->status = 408;
     if (!body || r->fd < 0) {
