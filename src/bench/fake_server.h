@@ -138,8 +138,8 @@
  * half-closes its sending side while still reading would count as gone.)
  *
  * Threads: rf_fake_start starts libmicrohttpd's listening thread; each connection gets its own
- * thread (connection limit 8192, 1 MiB stacks), which blocks in the stream's content reader until the next
- * event is due. rf_fake_stats may be called from any thread.
+ * thread (connection limit 8192, 1 MiB stacks), which blocks in the stream's content reader until
+ * the next event is due. rf_fake_stats may be called from any thread.
  *
  * Ownership: rf_fake_start returns a server owned by the caller, released by rf_fake_stop,
  * which wakes every waiting stream (they end with an error), closes all connections, joins
