@@ -23,6 +23,7 @@
 #include "kernels/quant.h"
 #include "util/clock.h"
 #include "util/half.h"
+#include "util/stats.h"
 
 static uint64_t rng(uint64_t *s) {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -38,11 +39,6 @@ static void *xalloc(size_t n) {
         exit(1);
     }
     return p;
-}
-
-static int cmp(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Random floats quantized row by row with the reference encoder: valid blocks of every format. */
@@ -115,8 +111,7 @@ int main(int argc, char **argv) {
                 pass(k, mode, t, w, rows, cols, aq, af, row, out);
                 for (int r = 0; r < n; r++)
                     v[r] = pass(k, mode, t, w, rows, cols, aq, af, row, out);
-                qsort(v, (size_t)n, sizeof *v, cmp);
-                g[mode] = v[n / 2];
+                g[mode] = rf_median(v, (size_t)n);
             }
             printf("%-5s %-7s %9.2f %9.2f %9.2f %9.2fx\n", rf_type_get((uint32_t)t)->name, names[m],
                    g[0], g[1], g[2], g[0] / g[1]);
