@@ -8,7 +8,8 @@
  *    ffn_gate/up 2048 x 640 Q5_0, attn_output 640 x 1024 Q4_K, ffn_down 640 x 2048 Q6_K (these
  *    three fit in L2/L3 when run alone, so they show the kernels' compute ceiling);
  *  - the same row lengths with enough rows for ~178 MB ("stream"), which is what the transformer
- *    body looks like during decode (246 MB of weights per token do not stay in cache).
+ *    body looks like during decode (246 MB of weights per token do not stay in cache);
+ *  - F16 and BF16 at Qwen's 896 width, cached and streaming (the precision study's variants).
  * dot_rows is called on 16-row tiles, as rf_matmul does (1024-row tiles measured within 2%).
  * Each figure is the median of 5 timed passes after one warm-up. GB/s counts weight bytes read;
  * "vs read" is against the plain AVX2 read of 178 MB measured at start-up (the yardstick: the
@@ -77,8 +78,17 @@ static int64_t median(int64_t *v, int n) {
     return v[n / 2];
 }
 
-/* Random bytes with every fp16 scale field replaced by a value in +-[2^-8, 1]. */
+/* Random bytes with every fp16 scale field replaced by a value in +-[2^-8, 1]; F16 and BF16
+ * rows get values in (-1, 1) instead (random bits would be NaNs and subnormals). */
 static void fill_weights(rf_type t, uint8_t *w, size_t bytes, uint64_t *s) {
+    if (t == RF_TYPE_F16 || t == RF_TYPE_BF16) {
+        for (size_t i = 0; i + 2 <= bytes; i += 2) {
+            const float v = rng_sym(s);
+            const uint16_t h = t == RF_TYPE_F16 ? rf_f32_to_f16(v) : rf_f32_to_bf16(v);
+            memcpy(w + i, &h, 2);
+        }
+        return;
+    }
     for (size_t i = 0; i + 8 <= bytes; i += 8) {
         const uint64_t v = rng_next(s);
         memcpy(w + i, &v, 8);
@@ -267,18 +277,26 @@ int main(int argc, char **argv) {
         {"stream Q4_1 x576", RF_TYPE_Q4_1, 576, stream_bytes / 360},
         {"stream Q4_1 x1536", RF_TYPE_Q4_1, 1536, stream_bytes / 960},
         {"smol head Q8_0 49152x576", RF_TYPE_Q8_0, 576, 49152},
+        /* the 16-bit variants of the precision study (widened to f32, or BF16 in BF16) */
+        {"qwen ffn_up F16 4864x896", RF_TYPE_F16, 896, 4864},
+        {"qwen ffn_up BF16 4864x896", RF_TYPE_BF16, 896, 4864},
+        {"stream F16 x896", RF_TYPE_F16, 896, stream_bytes / 1792},
+        {"stream BF16 x896", RF_TYPE_BF16, 896, stream_bytes / 1792},
     };
     const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
 
-    table tables[4];
+    table tables[6];
     int nt = 0;
     tables[nt++] = (table){"scalar", &rf_kernels_scalar};
 #if defined(__x86_64__)
     if (rf_kernels_get(RF_ISA_AVX2)) tables[nt++] = (table){"avx2", rf_kernels_get(RF_ISA_AVX2)};
     if (rf_kernels_get(RF_ISA_AVX512)) {
         tables[nt++] = (table){"avx512", &rf_kernels_avx512};
-        if (rf_kernels_get(RF_ISA_AVX512) == &rf_kernels_avx512vnni)
+        const rf_kernels *best = rf_kernels_get(RF_ISA_AVX512);
+        if (best == &rf_kernels_avx512vnni || best == &rf_kernels_avx512bf16)
             tables[nt++] = (table){"avx512vnni", &rf_kernels_avx512vnni};
+        if (best == &rf_kernels_avx512bf16)
+            tables[nt++] = (table){"avx512bf16", &rf_kernels_avx512bf16};
     }
 #endif
 

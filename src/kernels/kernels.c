@@ -49,7 +49,9 @@ const rf_kernels rf_kernels_scalar = {
 };
 
 /* The SIMD tables need their level's features; AVX-512 needs AVX2/FMA/F16C as well (its table
- * uses them for tails and conversions). VNNI picks the variant with VPDPBUSD. */
+ * uses them for tails and conversions). VNNI picks the variant with VPDPBUSD, and AVX512_BF16 on
+ * top of it the one that computes BF16 weights in BF16 (every CPU with AVX512_BF16 so far has
+ * VNNI: Cooper Lake, Sapphire Rapids, Zen 4). */
 const rf_kernels *rf_kernels_get(rf_isa isa) {
     if (isa == RF_ISA_SCALAR) return &rf_kernels_scalar;
 #if defined(__x86_64__)
@@ -58,7 +60,8 @@ const rf_kernels *rf_kernels_get(rf_isa isa) {
     if (isa == RF_ISA_AVX2) return avx2 ? &rf_kernels_avx2 : NULL;
     if (isa == RF_ISA_AVX512) {
         if (!(avx2 && f.avx512f && f.avx512bw && f.avx512vl)) return NULL;
-        return f.avx512vnni ? &rf_kernels_avx512vnni : &rf_kernels_avx512;
+        if (!f.avx512vnni) return &rf_kernels_avx512;
+        return f.avx512bf16 ? &rf_kernels_avx512bf16 : &rf_kernels_avx512vnni;
     }
 #endif
 #if defined(__aarch64__)

@@ -113,6 +113,13 @@ void rf_avx2_swiglu(const float *g, const float *u, float *out, int64_t n);
 uint64_t rf_avx2_read_sum(const void *p, size_t n);
 /* AVX2 weight-row decoders (dequant_avx2.c), shared by the AVX2 and AVX-512 tables. */
 void rf_avx2_dequantize_row(rf_type t, const void *src, float *dst, int64_t n);
+/* The members every x86 table takes from the pieces above, as designated initializers. */
+#define RF_KERNELS_AVX2_PIECES                                                                     \
+    .dequantize_row = rf_avx2_dequantize_row, .dot_f32_f16 = rf_avx2_dot_f32_f16,                  \
+    .axpy_f16 = rf_avx2_axpy_f16, .cvt_f16_f32 = rf_avx2_cvt_f16_f32, .dot_f32 = rf_avx2_dot_f32,  \
+    .axpy_f32 = rf_avx2_axpy_f32, .dot_f32_f16_rows = rf_avx2_dot_f32_f16_rows,                    \
+    .axpy_f16_rows = rf_avx2_axpy_f16_rows, .exp_sum = rf_avx2_exp_sum, .geglu = rf_avx2_geglu,    \
+    .swiglu = rf_avx2_swiglu, .read_sum = rf_avx2_read_sum
 #endif
 
 /* The table for isa, or NULL when this build or this CPU cannot run it. */
@@ -129,14 +136,18 @@ extern const rf_kernels rf_kernels_scalar;
  *  - avx2: AVX2 + FMA + F16C.
  *  - avx512: AVX-512 F/BW/VL on top of avx2's features (no VNNI instruction).
  *  - avx512vnni: as avx512, with VPDPBUSD/VPDPWSSD for the integer dots; what
- *    rf_kernels_get(RF_ISA_AVX512) returns on a CPU with AVX512-VNNI.
- * All three have isa set to their level (avx512vnni reports RF_ISA_AVX512). Against the scalar
+ *    rf_kernels_get(RF_ISA_AVX512) returns on a CPU with AVX512-VNNI but not AVX512_BF16.
+ *  - avx512bf16: as avx512vnni, with BF16 weight rows dotted in BF16 by VDPBF16PS (denormals
+ *    flushed to zero, within the same tolerance); what rf_kernels_get(RF_ISA_AVX512) returns
+ *    on a CPU with both.
+ * All four have isa set to their level (the AVX-512 ones report RF_ISA_AVX512). Against the scalar
  * table: quantize_act writes the same bytes; dot_rows and dot_tile are exact in their integer
  * parts and differ only by float accumulation order, |fast - ref| <= 1e-5 * sum_i |w_i * a_i|
  * (tests/unit/test_kernels.c). */
 extern const rf_kernels rf_kernels_avx2;
 extern const rf_kernels rf_kernels_avx512;
 extern const rf_kernels rf_kernels_avx512vnni;
+extern const rf_kernels rf_kernels_avx512bf16;
 #endif
 #if defined(__aarch64__)
 /* AArch64 NEON table (kernels_neon.c): same contract against the scalar table. */

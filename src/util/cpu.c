@@ -37,8 +37,12 @@ rf_cpu_features rf_cpu_detect(void) {
         f.avx512vl = (b >> 31) & 1;
         f.avx512vnni = (c >> 11) & 1;
     }
-    __cpuid_count(7, 1, a, b, c, d);
-    f.avxvnni = (a >> 4) & 1;
+    const unsigned max_sub = a; /* leaf 7 subleaf 0: EAX is the highest subleaf */
+    if (max_sub >= 1) {
+        __cpuid_count(7, 1, a, b, c, d);
+        f.avxvnni = (a >> 4) & 1;
+        if (zmm_ok) f.avx512bf16 = (a >> 5) & 1;
+    }
     return f;
 }
 #else

@@ -14,6 +14,7 @@ typedef enum rf_isa {
 
 typedef struct rf_cpu_features {
     int avx2, fma, f16c, avx512f, avx512bw, avx512vl, avx512vnni, avxvnni;
+    int avx512bf16; /* VDPBF16PS and friends (CPUID 7.1 EAX bit 5), with the ZMM state enabled */
 } rf_cpu_features;
 
 rf_cpu_features rf_cpu_detect(void);

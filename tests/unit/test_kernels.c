@@ -1,12 +1,12 @@
 /* test_kernels.c: the SIMD kernel tables (kernels_avx2.c, kernels_avx512.c, kernels_neon.c) against
  * the scalar reference table.
  *
- * `test_kernels` checks avx2 (NEON on AArch64); `test_kernels avx512` and `test_kernels
- * avx512vnni` (the CTest tests test_kernels_avx512, test_kernels_avx512vnni) check one AVX-512
- * table each, and exit 77 when the CPU lacks it, so CTest's summary lists them as skipped
- * instead of passing them (QEMU's TCG, 7.2, does not emulate AVX-512; Intel SDE would: run
- * `sde64 -icx -- test_kernels avx512vnni`). A lower table is forced on a higher CPU, so every
- * path this machine can execute is checked. For each table:
+ * `test_kernels` checks avx2 (NEON on AArch64); `test_kernels avx512`, `test_kernels avx512vnni`
+ * and `test_kernels avx512bf16` (the CTest tests test_kernels_avx512, _avx512vnni, _avx512bf16)
+ * check one AVX-512 table each, and exit 77 when the CPU lacks it, so CTest's summary lists them as
+ * skipped instead of passing them (QEMU's TCG, 7.2, does not emulate AVX-512; Intel SDE would: run
+ * `sde64 -icx -- test_kernels avx512vnni`, `sde64 -spr -- test_kernels avx512bf16`). A lower table
+ * is forced on a higher CPU, so every path this machine can execute is checked. For each table:
  *  1. quantize_act, byte for byte against rf_ref_quantize_row, for Q8_0, Q8_1, Q8_K, F16, BF16
  *     and F32 on random rows, wide dynamic ranges, exact rounding ties, zero blocks, equal |x|
  *     with both signs (Q8_K's first-wins rule), constant blocks, subnormals, inf and NaN.
@@ -757,13 +757,14 @@ static int skip(const char *why) {
 }
 
 int main(int argc, char **argv) {
-    const char *only = argc > 1 ? argv[1] : NULL; /* "avx512" or "avx512vnni": that table alone */
+    /* "avx512", "avx512vnni" or "avx512bf16": that table alone */
+    const char *only = argc > 1 ? argv[1] : NULL;
     test_selection();
     table tables[4];
     int nt = 0;
     const rf_cpu_features f = rf_cpu_detect();
     (void)f;
-    if (only && strcmp(only, "avx512") && strcmp(only, "avx512vnni"))
+    if (only && strcmp(only, "avx512") && strcmp(only, "avx512vnni") && strcmp(only, "avx512bf16"))
         return fprintf(stderr, "test_kernels: unknown table '%s'\n", only), 2;
 #if defined(__x86_64__)
     if (!only) {
@@ -774,15 +775,21 @@ int main(int argc, char **argv) {
     } else if (!rf_kernels_get(RF_ISA_AVX512)) {
         return skip("the CPU lacks AVX-512 F/BW/VL");
     } else if (!strcmp(only, "avx512")) {
-        CHECK(rf_kernels_get(RF_ISA_AVX512) ==
-              (f.avx512vnni ? &rf_kernels_avx512vnni : &rf_kernels_avx512));
+        CHECK(rf_kernels_get(RF_ISA_AVX512) == (!f.avx512vnni  ? &rf_kernels_avx512
+                                                : f.avx512bf16 ? &rf_kernels_avx512bf16
+                                                               : &rf_kernels_avx512vnni));
         tables[nt++] = (table){"avx512", &rf_kernels_avx512};
     } else if (!f.avx512vnni) {
         CHECK(rf_kernels_get(RF_ISA_AVX512) == &rf_kernels_avx512);
         return skip("the CPU lacks AVX512-VNNI");
-    } else {
-        CHECK(rf_kernels_get(RF_ISA_AVX512) == &rf_kernels_avx512vnni);
+    } else if (!strcmp(only, "avx512vnni")) { /* forced on a BF16 CPU too: it is a fallback */
         tables[nt++] = (table){"avx512vnni", &rf_kernels_avx512vnni};
+    } else if (!f.avx512bf16) {
+        CHECK(rf_kernels_get(RF_ISA_AVX512) == &rf_kernels_avx512vnni);
+        return skip("the CPU lacks AVX512_BF16");
+    } else {
+        CHECK(rf_kernels_get(RF_ISA_AVX512) == &rf_kernels_avx512bf16);
+        tables[nt++] = (table){"avx512bf16", &rf_kernels_avx512bf16};
     }
 #else
     if (only) return skip("AVX-512 tables exist on x86-64 only");
