@@ -223,17 +223,14 @@ static rf_status scan_log(void *user, json_t *ev, int64_t line, rf_error *err) {
     return RF_OK;
 }
 
-/* The machine the local backends run on, measured once per run: its read bandwidth (the
- * roofline's numerator), cores and memory. */
-static void log_machine(rf_bench *b) {
+/* Measures the read bandwidth into ev (membw_gbs, min, max, repeats, threads, bytes, kernel),
+ * or sets membw_error. */
+static void measure_membw(json_t *ev) {
     rf_membw_params mp = {0};
     mp.bytes = (size_t)512 << 20; /* far past any cache, quick to touch */
     mp.repeats = 5;
     rf_membw_result mr;
     rf_error e = {0};
-    rf_bench_log(b, "measuring the memory read bandwidth (roofline membw) for the local backend");
-    json_t *ev = json_object();
-    json_object_set_new(ev, "kind", json_string("machine"));
     if (rf_membw_measure(&mp, &mr, &e) == RF_OK) {
         json_object_set_new(ev, "membw_gbs", json_real(mr.median_gbs));
         json_object_set_new(ev, "membw_min_gbs", json_real(mr.min_gbs));
@@ -245,6 +242,27 @@ static void log_machine(rf_bench *b) {
     } else {
         json_object_set_new(ev, "membw_error", json_string(e.msg));
     }
+}
+
+void rf_bench_sample_membw(rf_bench *b, const char *when) {
+    const rf_run_desc *d = b->run;
+    bool local = false;
+    for (int i = 0; i < d->n_backends; i++) local |= !strncmp(d->backends[i].cfg.uri, "local", 5);
+    if (!local || !d->membw || rf_bench_stopped(b)) return;
+    json_t *ev = json_object();
+    json_object_set_new(ev, "kind", json_string("membw"));
+    json_object_set_new(ev, "when", rf_json_text(when, strlen(when)));
+    measure_membw(ev);
+    rf_bench_log_event(b, ev);
+}
+
+/* The machine the local backends run on: its read bandwidth (the roofline's numerator; the first
+ * sample, more are taken by rf_bench_sample_membw), cores and memory. */
+static void log_machine(rf_bench *b) {
+    rf_bench_log(b, "measuring the memory read bandwidth (roofline membw) for the local backend");
+    json_t *ev = json_object();
+    json_object_set_new(ev, "kind", json_string("machine"));
+    measure_membw(ev);
     char cpu[256];
     rf_cpu_model_name(cpu, sizeof cpu);
     json_object_set_new(ev, "cpu", rf_json_text(cpu, strlen(cpu)));
@@ -704,6 +722,7 @@ void rf_bench_log_event(rf_bench *b, json_t *ev) {
 }
 
 rf_status rf_bench_finish(rf_bench *b, rf_error *err) {
+    rf_bench_sample_membw(b, "end");
     char date[64];
     utc_now(date, sizeof date);
     json_t *ev = json_object();

@@ -188,6 +188,10 @@ int rf_bench_unanswered(const rf_bench *b, char *msg, size_t cap);
 /* Appends ev ({"kind": ...}, owned: freed here) to the run log (runlog.jsonl) with the session
  * number; a failed write stops the run as a failed record write does. */
 void rf_bench_log_event(rf_bench *b, json_t *ev);
+/* One more memory read bandwidth sample ("membw" in the run log, labelled when: "end", a
+ * precision turn) when the run has a local backend and measures the bandwidth. The machine's
+ * bandwidth moves when other tenants share it; the report's ceiling is the highest sample. */
+void rf_bench_sample_membw(rf_bench *b, const char *when);
 int64_t rf_bench_t0(const rf_bench *b);
 
 /* Prepares s for a chat request to bb (one user message; more can be set in s->msgs). */

@@ -81,6 +81,10 @@ static rf_status turn(rf_bench *b, rf_bench_backend *bb, const char *src, const 
         rf_bench_log(b, "precision: %s: %s", bb->cfg.name, e.msg);
         return RF_OK;
     }
+    char when[160];
+    snprintf(when, sizeof when, "precision: %s%s%s", bb->cfg.name, phase ? ", " : "",
+             phase ? phase : "");
+    rf_bench_sample_membw(b, when); /* the ceiling of the turn's decode, next to it */
     rf_bench_set_phase(b, phase);
     st = RF_OK;
     if (s >> RF_SUITE_SPEED & 1u) st = rf_suite_speed(b, bb, err);

@@ -2,6 +2,7 @@
 #include "report/runset.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,9 +131,17 @@ static rf_status load_run(const char *dir, rf_run *r, rf_error *err) {
     if (st) return st;
     size_t i;
     json_t *ev;
+    r->membw_best = r->membw_low = NAN;
     json_array_foreach(r->log, i, ev) {
         const char *kind = json_string_value(json_object_get(ev, "kind"));
         if (!kind) continue;
+        const json_t *gbs = json_object_get(ev, "membw_gbs");
+        if ((!strcmp(kind, "machine") || !strcmp(kind, "membw")) && json_is_number(gbs) &&
+            json_number_value(gbs) > 0) {
+            const double v = json_number_value(gbs);
+            if (!r->membw_n++ || v > r->membw_best) r->membw_best = v;
+            if (r->membw_n == 1 || v < r->membw_low) r->membw_low = v;
+        }
         if (!strcmp(kind, "machine")) {
             r->machine = ev;
         } else if (!strcmp(kind, "session")) {

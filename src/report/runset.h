@@ -34,7 +34,11 @@ typedef struct rf_run {
     json_t *by_key;  /* key -> the record (the same references) */
     json_t *log;     /* run log entries, in order */
     json_t *machine; /* the last "machine" entry, or NULL (borrowed from log) */
-    char **names;    /* per backend of rf.desc: the name shown (NAME or NAME@RUN) */
+    /* the read bandwidth samples ("machine" and "membw" entries with membw_gbs): how many, the
+     * highest and lowest median (GB/s; NAN when none) */
+    int membw_n;
+    double membw_best, membw_low;
+    char **names; /* per backend of rf.desc: the name shown (NAME or NAME@RUN) */
     char run_id[17];
     int sessions;       /* sessions that started */
     bool ended;         /* the last session ended (was not killed) */

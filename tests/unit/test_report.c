@@ -29,8 +29,8 @@ static void write_text(const char *path, const char *text) {
 
 /* One request's record: sent at t_ms, first content ttft later, then n-1 more events gap ms
  * apart, done 1 ms after the last. */
-static json_t *record(const char *suite, const char *backend, int level_index, int level,
-                      int index, double t_ms, double ttft, int n, double gap, int seq) {
+static json_t *record(const char *suite, const char *backend, int level_index, int level, int index,
+                      double t_ms, double ttft, int n, double gap, int seq) {
     json_t *o = json_object();
     json_object_set_new(o, "schema", json_integer(RF_RECORD_SCHEMA));
     json_object_set_new(o, "run_id", json_string("00000000000000aa"));
@@ -139,20 +139,23 @@ static void test_figures(void) {
     rf_error err = {0};
     CHECK_MSG(rf_report_build(dirs, 1, &o, NULL, &sum, &err) == RF_OK, "%s", err.msg);
     if (!sum) return;
-    const json_t *lv = json_array_get(json_object_get(json_object_get(json_object_get(sum, "load"), "b"), "levels"), 0);
+    const json_t *lv = json_array_get(
+        json_object_get(json_object_get(json_object_get(sum, "load"), "b"), "levels"), 0);
     CHECK_NEAR(num(lv, "ttft_ms", "p50"), 50, 1e-6);
-    CHECK_NEAR(num(lv, "tpot_ms", "p50"), 10, 1e-6);                /* (150 - 50) / 10 */
-    CHECK_NEAR(num(lv, "tok_s_per_user", "p50"), 100, 1e-6);        /* 1 / TPOT */
-    CHECK_NEAR(num(lv, "duration_s", NULL), 0.181, 1e-9);           /* 1000 -> 1030 + 151 */
+    CHECK_NEAR(num(lv, "tpot_ms", "p50"), 10, 1e-6);         /* (150 - 50) / 10 */
+    CHECK_NEAR(num(lv, "tok_s_per_user", "p50"), 100, 1e-6); /* 1 / TPOT */
+    CHECK_NEAR(num(lv, "duration_s", NULL), 0.181, 1e-9);    /* 1000 -> 1030 + 151 */
     CHECK_NEAR(num(lv, "output_tok_s", NULL), 44 / 0.181, 1e-6);
     CHECK_NEAR(num(lv, "goodput", "goodput_req_s"), 4 / 0.181, 1e-6); /* all within the SLOs */
     CHECK(json_is_true(json_object_get(json_object_get(lv, "goodput"), "meets")));
-    CHECK(num(json_object_get(json_object_get(sum, "load"), "b"), "largest_level_meeting_slo", NULL) == 2);
+    CHECK(num(json_object_get(json_object_get(sum, "load"), "b"), "largest_level_meeting_slo",
+              NULL) == 2);
     const json_t *sp = json_object_get(json_object_get(sum, "speed"), "b");
     CHECK_NEAR(num(sp, "decode_tok_s", "median"), 100, 1e-6); /* 511 / 5.11 s */
     CHECK_NEAR(num(sp, "e2e_tok_s", "median"), 512 / 5.21, 1e-6);
     /* cost: g6's price at the measured rates */
-    const json_t *c = json_object_get(json_object_get(json_object_get(sum, "cost"), "backends"), "b");
+    const json_t *c =
+        json_object_get(json_object_get(json_object_get(sum, "cost"), "backends"), "b");
     CHECK(!strcmp(json_string_value(json_object_get(c, "kind")), "instance"));
     CHECK_NEAR(num(c, "usd_per_month", NULL), 587.504, 1e-9);
     CHECK_NEAR(num(json_object_get(c, "single_stream"), "usd_per_m_output", NULL),
@@ -197,9 +200,50 @@ static void test_figures(void) {
     o.slo.tpot_ms = 9;
     o.slo.ttft_ms = 0;
     CHECK(rf_report_build(dirs, 1, &o, NULL, &sum, &err) == RF_OK);
-    lv = json_array_get(json_object_get(json_object_get(json_object_get(sum, "load"), "b"), "levels"), 0);
-    CHECK(num(lv, "goodput", "good") == 0 && json_is_false(json_object_get(json_object_get(lv, "goodput"), "meets")));
-    CHECK(json_is_null(json_object_get(json_object_get(json_object_get(sum, "load"), "b"), "largest_level_meeting_slo")));
+    lv = json_array_get(
+        json_object_get(json_object_get(json_object_get(sum, "load"), "b"), "levels"), 0);
+    CHECK(num(lv, "goodput", "good") == 0 &&
+          json_is_false(json_object_get(json_object_get(lv, "goodput"), "meets")));
+    CHECK(json_is_null(json_object_get(json_object_get(json_object_get(sum, "load"), "b"),
+                                       "largest_level_meeting_slo")));
+    json_decref(sum);
+}
+
+/* A local backend's ceiling: the highest of the run's bandwidth samples (the start's "machine",
+ * "membw" ones later; a failed sample and a non-positive one do not count). */
+static void test_membw_samples(void) {
+    char dir[128], path[256];
+    snprintf(dir, sizeof dir, "%s/run-membw", g_tmp);
+    make_run(dir,
+             "{\"backends\": [{\"name\": \"b\", \"uri\": \"local:/nonexistent.gguf\","
+             " \"bytes_per_token\": 1e9}], \"suites\": [\"speed\", \"load\"],"
+             " \"speed\": {\"runs\": 1, \"max_tokens\": 512},"
+             " \"load\": {\"levels\": [2], \"requests\": 4, \"max_tokens\": 11, \"warmup\": 0}}",
+             false, false);
+    snprintf(path, sizeof path, "%s/runlog.jsonl", dir);
+    write_text(
+        path, "{\"kind\":\"session\",\"session\":0,\"run_id\":\"00000000000000aa\"}\n"
+              "{\"kind\":\"machine\",\"session\":0,\"membw_gbs\":20.0,\"membw_repeats\":5,"
+              "\"membw_bytes\":536870912,\"cpu\":\"x\"}\n"
+              "{\"kind\":\"membw\",\"session\":0,\"when\":\"precision: a\",\"membw_gbs\":30.0}\n"
+              "{\"kind\":\"membw\",\"session\":0,\"when\":\"precision: b\",\"membw_error\":\"x\"}\n"
+              "{\"kind\":\"membw\",\"session\":0,\"when\":\"precision: c\",\"membw_gbs\":-1}\n"
+              "{\"kind\":\"membw\",\"session\":0,\"when\":\"end\",\"membw_gbs\":25.0}\n"
+              "{\"kind\":\"session_end\",\"session\":0,\"interrupted\":false}\n");
+    rf_report_opts o;
+    rf_report_opts_default(&o);
+    const char *dirs[1] = {dir};
+    json_t *sum = NULL;
+    rf_error err = {0};
+    CHECK_MSG(rf_report_build(dirs, 1, &o, NULL, &sum, &err) == RF_OK, "%s", err.msg);
+    if (!sum) return;
+    const json_t *r = json_object_get(json_object_get(sum, "roofline"), "b");
+    CHECK_NEAR(num(r, "bandwidth_gbs", NULL), 30.0, 0);
+    CHECK_NEAR(num(r, "ceiling_tok_s", NULL), 30.0, 1e-9); /* 30e9 B/s over 1e9 B per token */
+    const char *src = json_string_value(json_object_get(r, "bandwidth_source"));
+    CHECK_MSG(src && strstr(src, "highest of 3 samples (20.0 to 30.0 GB/s)") &&
+                  strstr(src, "5 reads of 512 MiB"),
+              "%s", src ? src : "(null)");
     json_decref(sum);
 }
 
@@ -238,7 +282,8 @@ static void test_merge_and_bad_input(void) {
               "notes: %s", notes);
     free(notes);
     /* no prices file: cost unknown, not 0 */
-    const json_t *c = json_object_get(json_object_get(json_object_get(sum, "cost"), "backends"), "b@tuesday");
+    const json_t *c =
+        json_object_get(json_object_get(json_object_get(sum, "cost"), "backends"), "b@tuesday");
     CHECK(!strcmp(json_string_value(json_object_get(c, "kind")), "unknown"));
     /* b@monday has its price in the run file */
     c = json_object_get(json_object_get(json_object_get(sum, "cost"), "backends"), "b@monday");
@@ -266,7 +311,8 @@ static void test_merge_and_bad_input(void) {
     json_decref(sum);
     /* not a run directory: a clear error */
     const char *none[1] = {"/nonexistent/run"};
-    CHECK(rf_report_build(none, 1, &o, NULL, NULL, &err) != RF_OK && strstr(err.msg, "/nonexistent/run"));
+    CHECK(rf_report_build(none, 1, &o, NULL, NULL, &err) != RF_OK &&
+          strstr(err.msg, "/nonexistent/run"));
     snprintf(path, sizeof path, "%s/norun", g_tmp);
     mkdir(path, 0755);
     const char *norun[1] = {path};
@@ -277,6 +323,7 @@ int main(void) {
     snprintf(g_tmp, sizeof g_tmp, "/tmp/roofline-report-XXXXXX");
     if (!mkdtemp(g_tmp)) return 1;
     test_figures();
+    test_membw_samples();
     test_merge_and_bad_input();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
