@@ -190,7 +190,7 @@ int rf_bench_unanswered(const rf_bench *b, char *msg, size_t cap);
 void rf_bench_log_event(rf_bench *b, json_t *ev);
 /* One more memory read bandwidth sample ("membw" in the run log, labelled when: "end", a
  * precision turn) when the run has a local backend and measures the bandwidth. The machine's
- * bandwidth moves when other tenants share it; the report's ceiling is the highest sample. */
+ * bandwidth moves when other tenants share it; the report's ceiling is the samples' median. */
 void rf_bench_sample_membw(rf_bench *b, const char *when);
 int64_t rf_bench_t0(const rf_bench *b);
 

@@ -89,7 +89,7 @@ static json_t *roofline_of(const rf_catalog *cat, const rf_run *r, const rf_benc
     char bw_src[512] = "unknown: no measurement, run-file figure or known accelerator";
     rf_accel acc;
     if (local && r->machine && r->membw_n > 0) {
-        bw = r->membw_best;
+        bw = r->membw_median;
         const long long reps = json_integer_value(json_object_get(r->machine, "membw_repeats"));
         const long long mib = json_integer_value(json_object_get(r->machine, "membw_bytes")) >> 20;
         if (r->membw_n == 1)
@@ -98,9 +98,9 @@ static json_t *roofline_of(const rf_catalog *cat, const rf_run *r, const rf_benc
                      mib);
         else
             snprintf(bw_src, sizeof bw_src,
-                     "measured by the run: roofline membw, the highest of %d samples (%.1f to "
+                     "measured by the run: roofline membw, the median of %d samples (%.1f to "
                      "%.1f GB/s), each the median of %lld reads of %lld MiB",
-                     r->membw_n, r->membw_low, r->membw_best, reps, mib);
+                     r->membw_n, r->membw_low, r->membw_high, reps, mib);
     } else if (bb->mem_bw_gbs > 0) {
         bw = bb->mem_bw_gbs;
         snprintf(bw_src, sizeof bw_src, "run file");

@@ -10,6 +10,7 @@
 
 #include "bench/records.h"
 #include "util/file.h"
+#include "util/stats.h"
 
 typedef struct load_ctx {
     rf_run *r;
@@ -131,7 +132,9 @@ static rf_status load_run(const char *dir, rf_run *r, rf_error *err) {
     if (st) return st;
     size_t i;
     json_t *ev;
-    r->membw_best = r->membw_low = NAN;
+    r->membw_median = r->membw_low = r->membw_high = NAN;
+    double *bw = calloc(json_array_size(r->log) + 1, sizeof *bw);
+    if (!bw) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
     json_array_foreach(r->log, i, ev) {
         const char *kind = json_string_value(json_object_get(ev, "kind"));
         if (!kind) continue;
@@ -139,8 +142,9 @@ static rf_status load_run(const char *dir, rf_run *r, rf_error *err) {
         if ((!strcmp(kind, "machine") || !strcmp(kind, "membw")) && json_is_number(gbs) &&
             json_number_value(gbs) > 0) {
             const double v = json_number_value(gbs);
-            if (!r->membw_n++ || v > r->membw_best) r->membw_best = v;
-            if (r->membw_n == 1 || v < r->membw_low) r->membw_low = v;
+            if (!r->membw_n || v > r->membw_high) r->membw_high = v;
+            if (!r->membw_n || v < r->membw_low) r->membw_low = v;
+            bw[r->membw_n++] = v;
         }
         if (!strcmp(kind, "machine")) {
             r->machine = ev;
@@ -155,6 +159,8 @@ static rf_status load_run(const char *dir, rf_run *r, rf_error *err) {
             r->error = e ? strdup(e) : NULL;
         }
     }
+    if (r->membw_n) r->membw_median = rf_median(bw, (size_t)r->membw_n);
+    free(bw);
     int nb = r->rf.desc.n_backends;
     r->names = calloc((size_t)nb + 1, sizeof *r->names);
     if (!r->names) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");

@@ -34,10 +34,10 @@ typedef struct rf_run {
     json_t *by_key;  /* key -> the record (the same references) */
     json_t *log;     /* run log entries, in order */
     json_t *machine; /* the last "machine" entry, or NULL (borrowed from log) */
-    /* the read bandwidth samples ("machine" and "membw" entries with membw_gbs): how many, the
-     * highest and lowest median (GB/s; NAN when none) */
+    /* the read bandwidth samples ("machine" and "membw" entries with a positive membw_gbs): how
+     * many, their median, lowest and highest (GB/s; NAN when none) */
     int membw_n;
-    double membw_best, membw_low;
+    double membw_median, membw_low, membw_high;
     char **names; /* per backend of rf.desc: the name shown (NAME or NAME@RUN) */
     char run_id[17];
     int sessions;       /* sessions that started */
