@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/fuzz_run.sh [--merge] SECONDS [TARGET...]: runs each libFuzzer target (default: every
+# scripts/fuzz_run.sh [--merge] [--jobs N] SECONDS [TARGET...]: runs each libFuzzer target (default: every
 # tests/fuzz/fuzz_NAME.c) for SECONDS on a persistent working corpus, build-fuzz/corpus-work/NAME
 # (seeded from the committed tests/fuzz/corpus/NAME, kept between runs so the hours add up), and
 # appends one line per target to the committed log tests/fuzz/fuzz_log.tsv:
@@ -10,6 +10,8 @@
 # regression input (commit it into tests/fuzz/corpus/NAME/).
 # --merge: afterwards, merges the working corpus into the committed one (-merge=1: only inputs
 # that add coverage, so the committed corpus stays small).
+# --jobs N: runs N targets at a time (default 1), each a single libFuzzer process; the log lines
+# are appended whole as each target ends.
 # scripts/fuzz_run.sh --summary prints the totals of the log per target (seconds, executions).
 # Runs at nice 19; a crash does not stop the other targets, but the exit status is 1.
 set -euo pipefail
@@ -27,13 +29,23 @@ if [ "${1:-}" = "--summary" ]; then
 fi
 
 merge=0
-if [ "${1:-}" = "--merge" ]; then
-  merge=1
-  shift
-fi
+jobs=1
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --merge) merge=1; shift ;;
+    --jobs)
+      jobs="${2:-}"
+      if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then
+        echo "fuzz_run: --jobs wants a positive count, not '${2:-}'" >&2
+        exit 2
+      fi
+      shift 2 ;;
+    *) break ;;
+  esac
+done
 secs="${1:-}"
 if ! [[ "$secs" =~ ^[1-9][0-9]*$ ]]; then
-  echo "usage: scripts/fuzz_run.sh [--merge] SECONDS [TARGET...]  (or --summary)" >&2
+  echo "usage: scripts/fuzz_run.sh [--merge] [--jobs N] SECONDS [TARGET...]  (or --summary)" >&2
   exit 2
 fi
 shift
@@ -71,8 +83,9 @@ then
 fi
 [ -f "$log" ] || echo "$header" >"$log"
 
-failed=0
-for t in "${targets[@]}"; do
+# run_one TARGET: fuzzes one target, appends its log line; returns 1 when it found something
+run_one() {
+  local t="$1" line seeds work art args before out rc cpu execs final cov ft new crashes
   seeds="$root/tests/fuzz/corpus/$t"
   work="$build/corpus-work/$t"
   art="$build/artifacts/$t"
@@ -97,12 +110,12 @@ for t in "${targets[@]}"; do
          paste -sd, - || true)"
   crashes="${new:-0}"
   if [ "$rc" -ne 0 ] && [ "$crashes" = "0" ]; then crashes="exit-$rc"; fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$commit" \
-    "$t" "$secs" "${cpu:-0}" "${execs:-0}" "${cov:-0}" "${ft:-0}" "$(ls "$work" | wc -l)" \
-    "$crashes" >>"$log"
-  tail -n 1 "$log"
+  line="$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+    "$commit" "$t" "$secs" "${cpu:-0}" "${execs:-0}" "${cov:-0}" "${ft:-0}" \
+    "$(ls "$work" | wc -l)" "$crashes")"
+  echo "$line" >>"$log"  # one short write with O_APPEND: whole lines when jobs end together
+  echo "$line"
   if [ "$crashes" != "0" ]; then
-    failed=1
     grep -E 'ERROR|SUMMARY|==[0-9]+==' "$out" | head -n 5 >&2 || true
     echo "fuzz_run: fuzz_$t found $crashes (in $art; log $out)" >&2
   elif [ "$merge" -eq 1 ] && [ -d "$seeds" ]; then
@@ -110,5 +123,21 @@ for t in "${targets[@]}"; do
       >"$build/fuzz-$t.merge.log" 2>&1
     echo "   merged: $(ls "$seeds" | wc -l) inputs in tests/fuzz/corpus/$t"
   fi
+  [ "$crashes" = "0" ]
+}
+
+failed=0
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || failed=1
+    running=$((running - 1))
+  fi
+  run_one "$t" &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || failed=1
+  running=$((running - 1))
 done
 exit "$failed"
