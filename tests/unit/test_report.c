@@ -118,6 +118,18 @@ static char *read_all(const char *path) {
     return t;
 }
 
+/* rf_report_build on one run directory with the default options; NULL (a failed check) when
+ * it fails. */
+static json_t *report_of(const char *dir) {
+    rf_report_opts o;
+    rf_report_opts_default(&o);
+    const char *dirs[1] = {dir};
+    json_t *sum = NULL;
+    rf_error err = {0};
+    CHECK_MSG(rf_report_build(dirs, 1, &o, NULL, &sum, &err) == RF_OK, "%s", err.msg);
+    return sum;
+}
+
 static const char k_desc[] =
     "{\"backends\": [{\"name\": \"b\", \"uri\": \"openai:http://127.0.0.1:9/v1\", \"model\": \"m\","
     " \"price\": {\"usd_per_hour\": 0.8048}, \"hardware\": {\"name\": \"NVIDIA L4\"},"
@@ -132,12 +144,7 @@ static void test_figures(void) {
     char dir[128];
     snprintf(dir, sizeof dir, "%s/run1", g_tmp);
     make_run(dir, k_desc, false, false);
-    rf_report_opts o;
-    rf_report_opts_default(&o);
-    const char *dirs[1] = {dir};
-    json_t *sum = NULL;
-    rf_error err = {0};
-    CHECK_MSG(rf_report_build(dirs, 1, &o, NULL, &sum, &err) == RF_OK, "%s", err.msg);
+    json_t *sum = report_of(dir);
     if (!sum) return;
     const json_t *lv = json_array_get(
         json_object_get(json_object_get(json_object_get(sum, "load"), "b"), "levels"), 0);
@@ -197,8 +204,12 @@ static void test_figures(void) {
     json_decref(sum);
 
     /* an SLO that fails: no request is good, no level meets it */
+    rf_report_opts o;
+    rf_report_opts_default(&o);
     o.slo.tpot_ms = 9;
     o.slo.ttft_ms = 0;
+    const char *dirs[1] = {dir};
+    rf_error err = {0};
     CHECK(rf_report_build(dirs, 1, &o, NULL, &sum, &err) == RF_OK);
     lv = json_array_get(
         json_object_get(json_object_get(json_object_get(sum, "load"), "b"), "levels"), 0);
@@ -230,12 +241,7 @@ static void test_membw_samples(void) {
               "{\"kind\":\"membw\",\"session\":0,\"when\":\"precision: c\",\"membw_gbs\":-1}\n"
               "{\"kind\":\"membw\",\"session\":0,\"when\":\"end\",\"membw_gbs\":25.0}\n"
               "{\"kind\":\"session_end\",\"session\":0,\"interrupted\":false}\n");
-    rf_report_opts o;
-    rf_report_opts_default(&o);
-    const char *dirs[1] = {dir};
-    json_t *sum = NULL;
-    rf_error err = {0};
-    CHECK_MSG(rf_report_build(dirs, 1, &o, NULL, &sum, &err) == RF_OK, "%s", err.msg);
+    json_t *sum = report_of(dir);
     if (!sum) return;
     const json_t *r = json_object_get(json_object_get(sum, "roofline"), "b");
     CHECK_NEAR(num(r, "bandwidth_gbs", NULL), 25.0, 0);
