@@ -244,11 +244,16 @@ static void measure_membw(json_t *ev) {
     }
 }
 
+/* Whether the run has a local backend (whose roofline needs this machine's bandwidth). */
+static bool has_local_backend(const rf_run_desc *d) {
+    for (int i = 0; i < d->n_backends; i++)
+        if (!strncmp(d->backends[i].cfg.uri, "local", 5)) return true;
+    return false;
+}
+
 void rf_bench_sample_membw(rf_bench *b, const char *when) {
     const rf_run_desc *d = b->run;
-    bool local = false;
-    for (int i = 0; i < d->n_backends; i++) local |= !strncmp(d->backends[i].cfg.uri, "local", 5);
-    if (!local || !d->membw || rf_bench_stopped(b)) return;
+    if (!has_local_backend(d) || !d->membw || rf_bench_stopped(b)) return;
     json_t *ev = json_object();
     json_object_set_new(ev, "kind", json_string("membw"));
     json_object_set_new(ev, "when", rf_json_text(when, strlen(when)));
@@ -297,9 +302,7 @@ static rf_status open_log(rf_bench *b, rf_error *err) {
     json_object_set_new(ev, "started", json_string(date));
     json_object_set_new(ev, "resumed", json_boolean(d->resume));
     rf_bench_log_event(b, ev);
-    bool local = false;
-    for (int i = 0; i < d->n_backends; i++) local |= !strncmp(d->backends[i].cfg.uri, "local", 5);
-    if (local && d->membw && !c.machine) log_machine(b);
+    if (has_local_backend(d) && d->membw && !c.machine) log_machine(b);
     return b->failed ? b->fail_err.code : RF_OK;
 }
 
