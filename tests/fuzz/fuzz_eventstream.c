@@ -14,13 +14,7 @@
 #include <string.h>
 
 #include "bench/eventstream.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(cond)                                                                              \
-    do {                                                                                           \
-        if (!(cond)) __builtin_trap();                                                             \
-    } while (0)
+#include "fuzz_util.h"
 
 typedef struct digest {
     uint64_t n, h; /* messages, and a hash of all they held */
