@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# scripts/fuzz_run.sh [--merge] [--jobs N] SECONDS [TARGET...]: runs each libFuzzer target (default: every
-# tests/fuzz/fuzz_NAME.c) for SECONDS on a persistent working corpus, build-fuzz/corpus-work/NAME
+# scripts/fuzz_run.sh [--merge] [--jobs N] [--cpu-goal S] SECONDS [TARGET...]: runs each
+# libFuzzer target (default: every tests/fuzz/fuzz_NAME.c) for SECONDS on a persistent working
+# corpus, build-fuzz/corpus-work/NAME
 # (seeded from the committed tests/fuzz/corpus/NAME, kept between runs so the hours add up), and
 # appends one line per target to the committed log tests/fuzz/fuzz_log.tsv:
 #   date  commit  target  seconds  cpu_seconds  executions  cov  ft  corpus  crashes
@@ -12,7 +13,11 @@
 # that add coverage, so the committed corpus stays small).
 # --jobs N: runs N targets at a time (default 1), each a single libFuzzer process; the log lines
 # are appended whole as each target ends.
-# scripts/fuzz_run.sh --summary prints the totals of the log per target (seconds, executions).
+# --cpu-goal S: fuzzes each target only for the CPU-seconds it still lacks against S in the log
+# (at most SECONDS of wall time; a target at S or past it is skipped), the one that lacks most
+# first. Run it again until every target is skipped: a loaded machine gives less CPU than wall.
+# scripts/fuzz_run.sh --summary prints the totals of the log per target (seconds, CPU-seconds and
+# CPU-hours, executions, log lines naming an artifact).
 # Runs at nice 19; a crash does not stop the other targets, but the exit status is 1.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -21,15 +26,16 @@ header=$'date\tcommit\ttarget\tseconds\tcpu_seconds\texecutions\tcov\tft\tcorpus
 
 if [ "${1:-}" = "--summary" ]; then
   [ -f "$log" ] || { echo "fuzz_run: no log $log" >&2; exit 1; }
-  printf "%-14s %6s %10s %10s %14s %8s\n" target runs seconds cpu_s executions crashes
+  printf "%-14s %6s %10s %10s %6s %14s %8s\n" target runs seconds cpu_s cpu_h executions crashes
   awk -F'\t' 'NR > 1 { s[$3] += $4; c[$3] += $5; e[$3] += $6; n[$3]++; if ($10 != "0") k[$3]++ }
-    END { for (t in s) printf "%-14s %6d %10d %10.0f %14d %8d\n", t, n[t], s[t], c[t], e[t], k[t] }' \
-    "$log" | sort
+    END { for (t in s) printf "%-14s %6d %10d %10.0f %6.2f %14d %8d\n", t, n[t], s[t], c[t],
+                              c[t] / 3600, e[t], k[t] }' "$log" | sort
   exit 0
 fi
 
 merge=0
 jobs=1
+goal=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --merge) merge=1; shift ;;
@@ -40,12 +46,20 @@ while [ "$#" -gt 0 ]; do
         exit 2
       fi
       shift 2 ;;
+    --cpu-goal)
+      goal="${2:-}"
+      if ! [[ "$goal" =~ ^[1-9][0-9]*$ ]]; then
+        echo "fuzz_run: --cpu-goal wants a positive count of CPU-seconds, not '${2:-}'" >&2
+        exit 2
+      fi
+      shift 2 ;;
     *) break ;;
   esac
 done
 secs="${1:-}"
 if ! [[ "$secs" =~ ^[1-9][0-9]*$ ]]; then
-  echo "usage: scripts/fuzz_run.sh [--merge] [--jobs N] SECONDS [TARGET...]  (or --summary)" >&2
+  echo "usage: scripts/fuzz_run.sh [--merge] [--jobs N] [--cpu-goal S] SECONDS [TARGET...]" \
+    "(or --summary)" >&2
   exit 2
 fi
 shift
@@ -71,6 +85,30 @@ else
   done
 fi
 
+# With --cpu-goal: each target's wall seconds = what it lacks (at most secs), most first.
+declare -A run_secs
+for t in "${targets[@]}"; do run_secs[$t]="$secs"; done
+if [ "$goal" -gt 0 ]; then
+  plan="$(for t in $(printf '%s\n' "${targets[@]}" | sort -u); do
+    cpu_done="$(awk -F'\t' -v t="$t" 'NR > 1 && $3 == t { c += $5 } END { printf "%d", c }' \
+      "$log" 2>/dev/null || echo 0)"
+    echo "$((goal - ${cpu_done:-0})) $t $cpu_done"
+  done | sort -rn)"
+  targets=()
+  while read -r lack t cpu_done; do
+    if [ "$lack" -le 0 ]; then
+      echo "== fuzz_$t: skipped, ${cpu_done} CPU-s logged (goal $goal)"
+      continue
+    fi
+    targets+=("$t")
+    run_secs[$t]=$((lack < secs ? lack : secs))
+  done <<<"$plan"
+  if [ "${#targets[@]}" -eq 0 ]; then
+    echo "fuzz_run: every target has its $goal CPU-seconds in $log"
+    exit 0
+  fi
+fi
+
 build="$root/build-fuzz"
 cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
   -DROOFLINE_FUZZ=ON >/dev/null
@@ -85,7 +123,7 @@ fi
 
 # run_one TARGET: fuzzes one target, appends its log line; returns 1 when it found something
 run_one() {
-  local t="$1" line seeds work art args before out rc cpu execs final cov ft new crashes
+  local t="$1" secs="${run_secs[$1]}" line seeds work art args before out rc cpu execs final cov ft new crashes
   seeds="$root/tests/fuzz/corpus/$t"
   work="$build/corpus-work/$t"
   art="$build/artifacts/$t"
