@@ -116,13 +116,30 @@ static void free_cfg(rf_backend_cfg *c) {
     memset(c, 0, sizeof *c);
 }
 
+/* The length of uri's scheme: up to its first ':', or all of it. */
+static size_t scheme_len(const char *uri) {
+    const char *colon = strchr(uri, ':');
+    return colon ? (size_t)(colon - uri) : strlen(uri);
+}
+
+bool rf_backend_is_local(const rf_backend_cfg *cfg) {
+    if (!cfg->uri) return false;
+    size_t n = scheme_len(cfg->uri);
+    return n == strlen(rf_backend_local.scheme) && !strncmp(cfg->uri, rf_backend_local.scheme, n);
+}
+
+const char *rf_backend_local_model(const rf_backend_cfg *cfg) {
+    if (!rf_backend_is_local(cfg)) return NULL;
+    const char *m = cfg->uri + strlen(rf_backend_local.scheme);
+    return *m == ':' && m[1] ? m + 1 : NULL;
+}
+
 static const rf_backend_vtable *find_scheme(const rf_backend_cfg *cfg, rf_error *err) {
     if (!cfg->uri || !*cfg->uri) {
         rf_error_set(err, RF_ERR_ARG, "backend '%s' has no URI", cfg->name ? cfg->name : "?");
         return NULL;
     }
-    const char *colon = strchr(cfg->uri, ':');
-    size_t n = colon ? (size_t)(colon - cfg->uri) : strlen(cfg->uri);
+    size_t n = scheme_len(cfg->uri);
     for (size_t i = 0; i < sizeof g_backends / sizeof g_backends[0]; i++)
         if (strlen(g_backends[i]->scheme) == n && !strncmp(g_backends[i]->scheme, cfg->uri, n))
             return g_backends[i];

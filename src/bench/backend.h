@@ -218,6 +218,13 @@ rf_status rf_backend_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend *
 /* The scheme and the backend's own checks of cfg (RF_ERR_ARG naming the backend and field). */
 rf_status rf_backend_validate(const rf_backend_cfg *cfg, rf_error *err);
 void rf_backend_close(rf_backend *b);
+/* Whether cfg->uri names the in-process engine ("local" or "local:MODEL"), by the scheme parse
+ * rf_backend_open uses; false for a NULL URI. */
+bool rf_backend_is_local(const rf_backend_cfg *cfg);
+/* The model a local URI names (what follows "local:": an embedded model's name or a path),
+ * borrowed from cfg->uri; NULL for plain "local" (the default model), "local:" and any URI that
+ * is not local. */
+const char *rf_backend_local_model(const rf_backend_cfg *cfg);
 
 extern const rf_backend_vtable rf_backend_local;
 extern const rf_backend_vtable rf_backend_openai;

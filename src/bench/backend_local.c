@@ -52,8 +52,7 @@ static rf_status local_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend
     if (!b) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
     /* local, local:NAME (an embedded model) or local:PATH: the one resolver every verb uses */
     char path[4096];
-    rf_status st = rf_model_resolve(cfg->uri[5] == ':' && cfg->uri[6] ? cfg->uri + 6 : NULL, path,
-                                    sizeof path, err);
+    rf_status st = rf_model_resolve(rf_backend_local_model(cfg), path, sizeof path, err);
     if (st) {
         free(b);
         return st;

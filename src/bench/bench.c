@@ -247,7 +247,7 @@ static void measure_membw(json_t *ev) {
 /* Whether the run has a local backend (whose roofline needs this machine's bandwidth). */
 static bool has_local_backend(const rf_run_desc *d) {
     for (int i = 0; i < d->n_backends; i++)
-        if (!strncmp(d->backends[i].cfg.uri, "local", 5)) return true;
+        if (rf_backend_is_local(&d->backends[i].cfg)) return true;
     return false;
 }
 

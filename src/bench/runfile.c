@@ -921,11 +921,19 @@ rf_status rf_run_desc_check(const rf_run_desc *d, rf_error *err) {
         rf_status st = rf_backend_validate(&bb->cfg, err);
         if (st) return st;
     }
-    for (int i = 0; i < d->n_backends; i++)
-        if (d->backends[i].cfg.widen && strncmp(d->backends[i].cfg.uri, "local", 5))
+    for (int i = 0; i < d->n_backends; i++) {
+        const rf_bench_backend *bb = &d->backends[i];
+        if (bb->cfg.widen && !rf_backend_is_local(&bb->cfg))
             return rf_error_set(err, RF_ERR_ARG,
                                 "backend '%s': \"widen\" is an engine option: local backends only",
-                                d->backends[i].cfg.name);
+                                bb->cfg.name);
+        /* the precision study builds and opens the file a variant's URI names */
+        if (bb->variant && !rf_backend_local_model(&bb->cfg))
+            return rf_error_set(err, RF_ERR_ARG,
+                                "backend '%s': a precision variant (\"variant\": \"%s\") names "
+                                "its model file: its URI must be local:PATH, not '%s'",
+                                bb->cfg.name, bb->variant, bb->cfg.uri);
+    }
     if (!(d->speed || d->load || d->accuracy || d->agent || d->probe || d->aba || d->precision))
         return rf_error_set(err, RF_ERR_ARG, "no suite to run");
     if (d->aba) {

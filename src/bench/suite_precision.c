@@ -26,9 +26,10 @@
 #include "format/quantize.h"
 #include "util/file.h"
 
-/* The model file a local backend's URI names ("local:PATH"). */
+/* The model file a variant's URI names ("local:PATH", which rf_run_desc_check requires). */
 static const char *path_of(const rf_bench_backend *bb) {
-    return bb->cfg.uri + 6;
+    const char *p = rf_backend_local_model(&bb->cfg);
+    return p ? p : "";
 }
 
 /* Builds bb's variant file from src unless it exists and is at least as new as src. */

@@ -52,7 +52,7 @@ static void price_of(const rf_catalog *cat, const rf_bench_backend *bb, const ch
                  out->p.source ? out->p.source : "no source",
                  out->p.date ? out->p.date : "no date");
         out->known = true;
-    } else if (!strncmp(bb->cfg.uri, "local", 5) && rf_catalog_local(cat, &out->p)) {
+    } else if (rf_backend_is_local(&bb->cfg) && rf_catalog_local(cat, &out->p)) {
         snprintf(out->source, sizeof out->source, "prices file, local backend: %s (%s)",
                  out->p.name ? out->p.name : "?", out->p.source ? out->p.source : "no source");
         out->known = true;
@@ -62,10 +62,6 @@ static void price_of(const rf_catalog *cat, const rf_bench_backend *bb, const ch
                  out->p.name ? out->p.name : "?", out->p.source ? out->p.source : "no source");
         out->known = out->per_token = true;
     }
-}
-
-static const char *local_model_of(const rf_bench_backend *bb) {
-    return bb->cfg.uri[5] == ':' && bb->cfg.uri[6] ? bb->cfg.uri + 6 : NULL;
 }
 
 /* The facts of the model file a backend names (headers only; GGUF or safetensors). */
@@ -84,7 +80,7 @@ static json_t *roofline_of(const rf_catalog *cat, const rf_run *r, const rf_benc
                            const json_t *speed, const rf_model_facts *facts,
                            const char *facts_err) {
     json_t *o = json_object();
-    bool local = !strncmp(bb->cfg.uri, "local", 5);
+    bool local = rf_backend_is_local(&bb->cfg);
     double bw = NAN;
     char bw_src[512] = "unknown: no measurement, run-file figure or known accelerator";
     rf_accel acc;
@@ -148,7 +144,7 @@ static json_t *memory_of(const rf_catalog *cat, const rf_run *r, const rf_bench_
                          const rf_model_facts *facts, const char *facts_err,
                          const rf_report_opts *o) {
     json_t *m = json_object();
-    bool local = !strncmp(bb->cfg.uri, "local", 5);
+    bool local = rf_backend_is_local(&bb->cfg);
     double mem = NAN;
     char src[256] = "unknown: no memory size for this backend (hardware.mem_gb)";
     rf_accel acc;
@@ -264,10 +260,11 @@ rf_status rf_econ_add(const rf_runset *rs, const rf_report_opts *opt, json_t *su
             const json_t *speed = json_object_get(json_object_get(sum, "speed"), label);
             const json_t *load = json_object_get(json_object_get(sum, "load"), label);
             char ferr[512] = "";
-            bool local = !strncmp(bb->cfg.uri, "local", 5);
+            bool local = rf_backend_is_local(&bb->cfg);
             rf_model_facts *facts =
                 local || bb->model_file
-                    ? facts_of(local ? local_model_of(bb) : bb->model_file, ferr, sizeof ferr)
+                    ? facts_of(local ? rf_backend_local_model(&bb->cfg) : bb->model_file, ferr,
+                               sizeof ferr)
                     : NULL;
             json_object_set_new(roof, label, roofline_of(&cat, r, bb, speed, facts, ferr));
             json_object_set_new(mem, label, memory_of(&cat, r, bb, facts, ferr, opt));

@@ -63,11 +63,12 @@ static json_t *row_of(const json_t *sum, const rf_bench_backend *bb, const char 
     json_t *row = json_object();
     json_object_set_new(row, "name", json_string(label));
     json_object_set_new(row, "variant", json_string(bb->variant));
-    const char *file = bb->cfg.uri + 6;
-    json_object_set_new(row, "file", json_string(file));
+    const char *file = rf_backend_local_model(&bb->cfg); /* local:PATH (rf_run_desc_check) */
+    json_object_set_new(row, "file", file ? json_string(file) : json_null());
     struct stat st;
     json_object_set_new(row, "file_bytes",
-                        stat(file, &st) ? json_null() : json_integer((json_int_t)st.st_size));
+                        !file || stat(file, &st) ? json_null()
+                                                 : json_integer((json_int_t)st.st_size));
     json_object_set_new(row, "widened", json_boolean(bb->cfg.widen));
     const json_t *roof = at(sum, "roofline", label);
     double bytes = real_of(json_object_get(roof, "bytes_per_token"));

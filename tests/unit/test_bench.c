@@ -216,7 +216,34 @@ static void test_bad_input(void) {
     remove(qpath);
 }
 
+/* The one "is this the in-process engine" test every module asks (scheme "local" exactly). */
+static void test_local_uri(void) {
+    struct {
+        const char *uri, *model;
+        bool local;
+    } cases[] = {
+        {"local", NULL, true},
+        {"local:", NULL, true},
+        {"local:smollm2-135m", "smollm2-135m", true},
+        {"local:/m/a:b.gguf", "/m/a:b.gguf", true},
+        {"localhost:8080", NULL, false},
+        {"locale", NULL, false},
+        {"loca", NULL, false},
+        {"openai:http://local:1/v1", NULL, false},
+        {NULL, NULL, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rf_backend_cfg c = {.uri = cases[i].uri};
+        const char *m = rf_backend_local_model(&c);
+        CHECK_MSG(rf_backend_is_local(&c) == cases[i].local, "uri '%s'",
+                  cases[i].uri ? cases[i].uri : "(null)");
+        CHECK_MSG(cases[i].model ? m && !strcmp(m, cases[i].model) : m == NULL, "uri '%s': '%s'",
+                  cases[i].uri ? cases[i].uri : "(null)", m ? m : "(null)");
+    }
+}
+
 int main(void) {
+    test_local_uri();
     tiny_spec s = tiny_default();
     s.wtype = RF_TYPE_Q8_0;
     s.n_ctx_train = 8192;

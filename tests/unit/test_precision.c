@@ -221,6 +221,16 @@ static void test_bad_input(void) {
                "\"widen\": true}]}",
                "local backends only");
     expect_bad("{\"backends\": [{\"uri\": \"local\", \"variant\": \"q2\"}]}", "variant");
+    /* a variant's file is its URI's path: a plain "local" (read past its end before), a "local:"
+     * with no path and a remote backend are refused, naming the backend and its URI */
+    expect_bad("{\"backends\": [{\"name\": \"a\", \"uri\": \"local\", \"variant\": \"shipped\"}]}",
+               "backend 'a': a precision variant (\"variant\": \"shipped\") names its model file: "
+               "its URI must be local:PATH, not 'local'");
+    expect_bad("{\"backends\": [{\"uri\": \"local:\", \"variant\": \"q8_0\"}]}",
+               "must be local:PATH, not 'local:'");
+    expect_bad("{\"backends\": [{\"uri\": \"openai:http://127.0.0.1:9/v1\", \"variant\": "
+               "\"bf16\"}]}",
+               "must be local:PATH, not 'openai:http://127.0.0.1:9/v1'");
 }
 
 int main(void) {
