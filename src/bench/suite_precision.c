@@ -6,7 +6,9 @@
  * requantized to Q8_0, BF16, F16 and Q4_0 (embeddings included), and the as-shipped file on the
  * engine's widened matmul path. This suite:
  *  1. builds each variant's file with rf_quantize_file (src/format/quantize.h) when it is missing
- *     or older than the source; files live in the precision "dir" (runs/variants by default) as
+ *     or older than the source (a stale file only when it carries the study's own
+ *     RF_QUANTIZE_KEY_SOURCE mark, so no other file is overwritten); files live in the precision
+ *     "dir" (runs/variants by default) as
  *     <source base name>-<variant>.gguf and are reused by later runs;
  *  2. runs A, B1, A, B2, ..., Bn, A: every turn opens the turn's backend (so one engine is in
  *     memory at a time), runs the configured suites through the ordinary suite code and closes
@@ -23,25 +25,60 @@
 #include <sys/stat.h>
 
 #include "bench/bench.h"
+#include "format/gguf.h"
 #include "format/quantize.h"
+#include "model/registry.h"
 #include "util/file.h"
 
-/* The model file a variant's URI names ("local:PATH", which rf_run_desc_check requires). */
-static const char *path_of(const rf_bench_backend *bb) {
-    const char *p = rf_backend_local_model(&bb->cfg);
-    return p ? p : "";
+/* The model file a variant's URI names ("local:PATH", which rf_run_desc_check requires),
+ * resolved as the backend will open it (an embedded model's name becomes its file). */
+static rf_status file_of(const rf_bench_backend *bb, char *out, size_t cap, rf_error *err) {
+    return rf_model_resolve(rf_backend_local_model(&bb->cfg), out, cap, err);
 }
 
-/* Builds bb's variant file from src unless it exists and is at least as new as src. */
+/* Whether path is a GGUF file that rf_quantize_file marked as built from a source (a stale one
+ * the study may replace). */
+static bool built_here(const char *path) {
+    rf_gguf *g = NULL;
+    rf_error e = {0};
+    if (rf_gguf_open(path, &g, &e)) return false;
+    bool marked = rf_gguf_find_kv(g, RF_QUANTIZE_KEY_SOURCE) != NULL;
+    rf_gguf_close(g);
+    return marked;
+}
+
+/* Builds bb's variant file from src unless it exists and is at least as new as src. The file is
+ * the URI's own path: never an embedded model's file (the backend would open that one, not what
+ * was built) and never the source itself. */
 static rf_status ensure_variant(rf_bench *b, const rf_bench_backend *bb, const char *src,
                                 rf_error *err) {
     int v = rf_variant_parse(bb->variant);
     if (v == RF_VARIANT_SHIPPED || v == RF_VARIANT_WIDEN) return RF_OK;
-    const char *out = path_of(bb);
+    const char *out = rf_backend_local_model(&bb->cfg);
+    char resolved[RF_BENCH_PATH_MAX];
+    rf_status st = file_of(bb, resolved, sizeof resolved, err);
+    if (st && st != RF_ERR_IO) return st; /* RF_ERR_IO: an embedded model not installed */
+    if (st || strcmp(resolved, out))
+        return rf_error_set(err, RF_ERR_ARG,
+                            "'%s' names an embedded model: a built variant (%s) needs a file "
+                            "path of its own",
+                            out, bb->variant);
     struct stat ss, os;
     if (stat(src, &ss)) return rf_error_set(err, RF_ERR_IO, "%s: %s", src, strerror(errno));
-    if (!stat(out, &os) && os.st_mtime >= ss.st_mtime) return RF_OK;
-    rf_status st = rf_make_parents(out, err);
+    bool exists = !stat(out, &os);
+    if (exists && os.st_dev == ss.st_dev && os.st_ino == ss.st_ino)
+        return rf_error_set(err, RF_ERR_ARG,
+                            "%s is the as-shipped file itself: a built variant (%s) needs a file "
+                            "of its own",
+                            out, bb->variant);
+    if (exists && os.st_mtime >= ss.st_mtime) return RF_OK;
+    if (exists && !built_here(out))
+        return rf_error_set(err, RF_ERR_ARG,
+                            "%s is older than the as-shipped file %s but was not built by the "
+                            "precision study (no %s in its metadata): it is left as it is; "
+                            "remove it or name another file for the variant %s",
+                            out, src, RF_QUANTIZE_KEY_SOURCE, bb->variant);
+    st = rf_make_parents(out, err);
     if (st) return st;
     rf_quantize_opts o;
     rf_quantize_opts_init(&o);
@@ -56,6 +93,7 @@ static rf_status ensure_variant(rf_bench *b, const rf_bench_backend *bb, const c
     o.keep_mixed = false;
     o.force = true;
     o.threads = bb->cfg.threads;
+    o.source_mark = src;
     rf_quantize_report rep;
     rf_bench_log(b, "precision: building %s from %s", out, src);
     st = rf_quantize_file(src, out, &o, &rep, err);
@@ -108,7 +146,16 @@ rf_status rf_suite_precision(rf_bench *b, rf_error *err) {
         rf_bench_log(b, "precision: skipped: the run has no as-shipped backend");
         return RF_OK;
     }
-    const char *src = path_of(a);
+    char src[RF_BENCH_PATH_MAX];
+    rf_error e = {0};
+    if (file_of(a, src, sizeof src, &e)) { /* no source: no turn can run */
+        for (int i = 0; i < d->n_backends; i++)
+            if (d->backends[i].variant)
+                snprintf(d->backends[i].open_error, sizeof d->backends[i].open_error,
+                         "the as-shipped file: %.400s", e.msg);
+        rf_bench_log(b, "precision: %s: %s", a->cfg.name, e.msg);
+        return RF_OK;
+    }
     rf_status st = turn(b, a, src, NULL, true, err);
     int k = 1;
     for (int i = 0; i < d->n_backends && !st && !rf_bench_stopped(b); i++) {

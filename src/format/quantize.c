@@ -297,13 +297,17 @@ static rf_status convert_all(rf_pool *pool, plan *p, uint64_t n, rf_error *err) 
 }
 
 /* Metadata as the input has it, with general.file_type and general.quantization_version set in
- * place (appended when absent), as llama-quantize writes them. */
-static rf_status copy_metadata(const rf_gguf *g, rf_gguf_writer *w, rf_type type, rf_error *err) {
+ * place (appended when absent), as llama-quantize writes them, and the source mark appended when
+ * there is one (the input's own mark left out). */
+static rf_status copy_metadata(const rf_gguf *g, rf_gguf_writer *w, rf_type type, const char *mark,
+                               rf_error *err) {
     bool had_ftype = false, had_qver = false;
     rf_status st = RF_OK;
     for (uint64_t i = 0; !st && i < rf_gguf_n_kv(g); i++) {
         const rf_gguf_kv *kv = rf_gguf_kv_at(g, i);
-        if (rf_str_eq(kv->key, KEY_FILE_TYPE)) {
+        if (mark && rf_str_eq(kv->key, RF_QUANTIZE_KEY_SOURCE)) {
+            continue;
+        } else if (rf_str_eq(kv->key, KEY_FILE_TYPE)) {
             had_ftype = true;
             st = rf_gguf_writer_add_u32(w, KEY_FILE_TYPE, (uint32_t)rf_quantize_ftype(type), err);
         } else if (rf_str_eq(kv->key, KEY_QUANT_VER)) {
@@ -316,6 +320,7 @@ static rf_status copy_metadata(const rf_gguf *g, rf_gguf_writer *w, rf_type type
     if (!st && !had_qver) st = rf_gguf_writer_add_u32(w, KEY_QUANT_VER, QUANT_VERSION, err);
     if (!st && !had_ftype)
         st = rf_gguf_writer_add_u32(w, KEY_FILE_TYPE, (uint32_t)rf_quantize_ftype(type), err);
+    if (!st && mark) st = rf_gguf_writer_add_str(w, RF_QUANTIZE_KEY_SOURCE, mark, err);
     return st;
 }
 
@@ -358,7 +363,7 @@ rf_status rf_quantize_file(const char *in_path, const char *out_path, const rf_q
     st = convert_all(pool, p, n, err);
     if (st) goto out;
     rf_gguf_writer_set_version(w, rf_gguf_version(g));
-    st = copy_metadata(g, w, o->type, err);
+    st = copy_metadata(g, w, o->type, o->source_mark, err);
     for (uint64_t i = 0; !st && i < n; i++) {
         const rf_gguf_tensor *t = p[i].t;
         const uint64_t bytes =

@@ -49,7 +49,13 @@ typedef struct rf_quantize_opts {
     bool keep_mixed;  /* requantize only tensors wider (more bits per weight) than the target */
     bool force;       /* allow a target wider than the input (e.g. Q4_K -> F32/Q8_0 dequantizes) */
     int32_t threads;  /* 0: all cores */
+    const char *source_mark; /* when set: written as the string RF_QUANTIZE_KEY_SOURCE (an input's
+                              * own one replaced), e.g. the source's path, so a caller can tell a
+                              * file it built from one it must not overwrite; NULL: none */
 } rf_quantize_opts;
+
+/* The metadata key of rf_quantize_opts.source_mark. */
+#define RF_QUANTIZE_KEY_SOURCE "roofline.quantized_from"
 
 typedef struct rf_quantize_report {
     int32_t n_tensors, n_quantized, n_kept, n_fallback; /* quantized: converted to a new type */
@@ -58,7 +64,7 @@ typedef struct rf_quantize_report {
     int64_t n_elements;          /* of all tensors: bits per weight = bytes * 8 / n_elements */
 } rf_quantize_report;
 
-/* Defaults: type Q8_0, emb_type RF_TYPE_COUNT, no keep_mixed, no force, threads 0. */
+/* Defaults: type Q8_0, emb_type RF_TYPE_COUNT, no keep_mixed, no force, threads 0, no mark. */
 void rf_quantize_opts_init(rf_quantize_opts *o);
 
 /* True for the types rf_quantize_file can write: F32, F16, BF16, Q8_0, Q5_0, Q5_1, Q4_0, Q4_1,

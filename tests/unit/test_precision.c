@@ -9,9 +9,12 @@
  * precision section has a row per variant with its decode, ceiling inputs, accuracy, answers
  * identical to A's and each variant's drift judgement; the saved run.json reads back with the same
  * backends (not expanded twice); the report has the precision table and chart.
+ *  - Stale files: a variant file older than the source is rebuilt when the study built it (its
+ *    mark), and left byte for byte as it was, with an error naming it, when it did not.
  *  - Bad input: unknown or as-shipped variants, a suite the study does not run, "widen" on an
- *    HTTP backend.
+ *    HTTP backend, a variant whose URI is not local:PATH.
  */
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <string.h>
@@ -21,6 +24,8 @@
 #include "bench/bench.h"
 #include "bench/runfile.h"
 #include "check.h"
+#include "format/gguf.h"
+#include "format/quantize.h"
 #include "report/drift.h"
 #include "report/report.h"
 #include "tiny_model.h"
@@ -200,6 +205,83 @@ static void test_study(void) {
     rf_runfile_free(&rf);
 }
 
+/* Sets path's access and modification times to t seconds after the epoch. */
+static int set_mtime(const char *path, time_t t) {
+    struct timespec ts[2] = {{.tv_sec = t}, {.tv_sec = t}};
+    return utimensat(AT_FDCWD, path, ts, 0);
+}
+
+/* One study of src's q8_0 and bf16 variants in vdir (speed only); the backends' open errors
+ * are copied into errs[variant] (empty when it opened). */
+static void run_study(const char *dir, const char *src, const char *vdir, int k,
+                      char errs[RF_VARIANT_COUNT][RF_ERROR_MSG_MAX]) {
+    char runf[600], out[600], text[2048];
+    snprintf(runf, sizeof runf, "%s/stale%d.json", dir, k);
+    snprintf(out, sizeof out, "%s/stale-run%d", dir, k);
+    snprintf(text, sizeof text,
+             "{\"precision\": {\"model\": \"%s\", \"dir\": \"%s\", \"variants\": [\"q8_0\", "
+             "\"bf16\"], \"suites\": [\"speed\"]}, \"suites\": [\"precision\"],\n"
+             " \"speed\": {\"runs\": 1, \"max_tokens\": 2}, \"membw\": false, \"out\": \"%s\"}\n",
+             src, vdir, out);
+    CHECK(write_text(runf, text) == 0);
+    rf_runfile rf;
+    rf_error err = {0};
+    CHECK_MSG(parse_file(runf, &rf, &err) == RF_OK, "%s", err.msg);
+    volatile sig_atomic_t stop = 0;
+    rf_bench *b = NULL;
+    CHECK_MSG(rf_bench_open(&rf.desc, &stop, &b, &err) == RF_OK, "%s", err.msg);
+    if (b) {
+        CHECK_MSG(rf_bench_run_all(b, &err) == RF_OK, "%s", err.msg);
+        const rf_run_desc *d = rf_bench_run(b);
+        for (int i = 0; i < d->n_backends; i++)
+            snprintf(errs[rf_variant_parse(d->backends[i].variant)], RF_ERROR_MSG_MAX, "%s",
+                     d->backends[i].open_error);
+        CHECK(rf_bench_finish(b, &err) == RF_OK);
+        rf_bench_close(b);
+    }
+    rf_runfile_free(&rf);
+}
+
+/* A stale variant file (older than the source) is rebuilt only when the study built it (its
+ * RF_QUANTIZE_KEY_SOURCE mark); any other file in its place is left byte for byte as it was and
+ * the variant gets an error saying why. */
+static void test_stale_files(void) {
+    char dir[] = "/tmp/roofline-stale-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char src[400], vdir[400], q8[500], bf[500];
+    snprintf(src, sizeof src, "%s/tiny-q4_0.gguf", dir);
+    snprintf(vdir, sizeof vdir, "%s/variants", dir);
+    snprintf(q8, sizeof q8, "%s/tiny-q4_0-q8_0.gguf", vdir);
+    snprintf(bf, sizeof bf, "%s/tiny-q4_0-bf16.gguf", vdir);
+    CHECK(tiny_at(RF_TYPE_Q4_0, "stale-src", src) == 0);
+    CHECK(mkdir(vdir, 0755) == 0);
+    CHECK(write_text(q8, "somebody's own file\n") == 0); /* unmarked and older than the source */
+    CHECK(set_mtime(q8, 1000000000) == 0 && set_mtime(src, 1100000000) == 0);
+    char errs[RF_VARIANT_COUNT][RF_ERROR_MSG_MAX];
+    memset(errs, 0, sizeof errs);
+    run_study(dir, src, vdir, 1, errs);
+    CHECK_MSG(strstr(errs[RF_VARIANT_Q8_0], "was not built by the precision study") &&
+                  strstr(errs[RF_VARIANT_Q8_0], q8),
+              "q8_0: '%s'", errs[RF_VARIANT_Q8_0]);
+    CHECK(file_has(q8, "somebody's own file"));
+    CHECK_MSG(errs[RF_VARIANT_BF16][0] == 0, "bf16: %s", errs[RF_VARIANT_BF16]);
+    rf_gguf *g = NULL;
+    rf_error err = {0};
+    rf_str mark = {0};
+    CHECK_MSG(rf_gguf_open(bf, &g, &err) == RF_OK, "%s", err.msg);
+    CHECK(g && rf_gguf_get_str(g, RF_QUANTIZE_KEY_SOURCE, true, &mark, &err) == RF_OK &&
+          rf_str_eq(mark, src));
+    rf_gguf_close(g);
+    /* the source changes after the bf16 file was built: the study's own file is rebuilt */
+    CHECK(set_mtime(bf, 1100000000) == 0 && set_mtime(src, 1200000000) == 0);
+    memset(errs, 0, sizeof errs);
+    run_study(dir, src, vdir, 2, errs);
+    CHECK_MSG(errs[RF_VARIANT_BF16][0] == 0, "bf16: %s", errs[RF_VARIANT_BF16]);
+    struct stat sb;
+    CHECK(stat(bf, &sb) == 0 && sb.st_mtime > 1200000000);
+    CHECK(file_has(q8, "somebody's own file"));
+}
+
 static void expect_bad(const char *text, const char *needle) {
     rf_runfile rf;
     memset(&rf, 0, sizeof rf);
@@ -237,5 +319,6 @@ int main(void) {
     test_drift();
     test_bad_input();
     test_study();
+    test_stale_files();
     return check_summary("test_precision");
 }
