@@ -12,6 +12,9 @@ test data, in each target's input format (tests/fuzz/fuzz_NAME.c says it):
   json_schema  schemas of docs/constraints.md's subset with a matching and a broken text
   safetensors  headers of tests/unit/test_safetensors.c's valid files
   tokenizer    tests/data/tokenizer_strings.json and tokenizer_bpe_strings.json, one per family
+  rundir       records and run logs of each run description of fuzz_rundir.c, in the shape
+               records.c writes (speed, load, accuracy graded on data/accuracy/seed40.jsonl,
+               agent tool calls, probe, A/B/A and precision phases, errors, a resent request)
 
 Run from anywhere: python3 tests/fuzz/gen_seeds.py [NAME...] (default: all). It replaces the
 seed-*.bin files of each corpus and leaves other files there (saved crashers, merged inputs).
@@ -208,7 +211,125 @@ def tokenizer():
     return out
 
 
+RUN_ID = "64d9b7be0fd9475c"
+
+
+def record(seq, suite, backend, item, level=0, level_index=0, index=0, phase=None, cls="ok",
+           tokens=8, reply=None, calls=None, warmup=False, t0=0.0, **extra):
+    """One line of records.jsonl as records.c writes it, with a short event list."""
+    n_ev = min(tokens, 3)
+    r = {"schema": 1, "run_id": RUN_ID, "session": 0, "seq": seq}
+    if phase:
+        r["phase"] = phase
+    r.update({"suite": suite, "backend": backend, "model": "m", "item": item, "level": level,
+              "level_index": level_index, "index": index, "warmup": warmup,
+              "status": "ok" if cls == "ok" else "error", "error_class": cls,
+              "http_status": 200 if cls == "ok" else 500, "resends": 0, "retries": 0,
+              "t_intended_ms": None, "t_sent_ms": t0, "t_first_byte_ms": t0 + 5,
+              "t_first_content_ms": t0 + 5, "t_last_content_ms": t0 + 12, "t_done_ms": t0 + 12.5,
+              "max_tokens": tokens, "prompt_tokens_server": 15,
+              "completion_tokens_server": tokens if cls == "ok" else -1,
+              "completion_tokens_client": -1, "content_events": n_ev if cls == "ok" else 0,
+              "finish_reason": "length" if cls == "ok" else "",
+              "ttft_ms": 5.0, "e2e_ms": 12.5, "tpot_ms": 1.0, "decode_tok_s": 1000.0, "lag_ms": 0.1,
+              "reply_bytes": len(reply or ""),
+              "events_ms": [5.0 + 3 * i for i in range(n_ev)] if cls == "ok" else [],
+              "events_tokens": [tokens // n_ev] * n_ev if cls == "ok" else []})
+    if cls != "ok":
+        r["error"] = "HTTP 500: fake fault"
+    if reply is not None:
+        r["reply"] = reply
+        r["tool_calls"] = calls or []
+    r.update(extra)
+    return json.dumps(r, separators=(",", ":")).encode()
+
+
+def runlog(backends, levels=(1,), membw=True):
+    ev = [{"kind": "session", "run_id": RUN_ID, "started": "2026-12-02T06:47:24Z",
+           "resumed": False, "session": 0}]
+    if membw:
+        ev.append({"kind": "machine", "membw_gbs": 30.5, "membw_min_gbs": 28.0,
+                   "membw_max_gbs": 31.0, "membw_repeats": 5, "membw_threads": 2,
+                   "membw_bytes": 536870912, "cpu": "AMD EPYC", "physical_cores": 2,
+                   "mem_total_bytes": 25000000000, "session": 0})
+    for b in backends:
+        for i, c in enumerate(levels):
+            ev.append({"kind": "level", "backend": b, "level_index": i, "concurrency": c,
+                       "loop_timed": True, "lag_samples": 4, "lag_p50_ms": 0.08,
+                       "lag_p99_ms": 0.1, "lag_max_ms": 0.1, "cpu_s": 0.004, "wall_s": 0.06,
+                       "session": 0})
+    ev.append({"kind": "session_end", "ended": "2026-12-02T06:47:25Z", "duration_s": 0.35,
+               "records": 9, "interrupted": False, "session": 0})
+    return b"\n".join(json.dumps(e, separators=(",", ":")).encode() for e in ev) + b"\n"
+
+
+def rundir():
+    """KIND RECORDS \\0 RUNLOG for fuzz_rundir.c's run descriptions (KIND 0..4)."""
+    qs = [json.loads(l) for l in read("data/accuracy/seed40.jsonl").splitlines()[:3]]
+
+    def seed(kind, recs, log, torn=b""):
+        return bytes([kind]) + b"\n".join(recs) + b"\n" + torn + b"\0" + log
+
+    out = []
+    speed = [record(0, "speed", "f", "run 1"), record(1, "speed", "f", "run 2", t0=13)]
+    load = [record(2, "load", "f", "c 0", level=1, warmup=True, t0=25),
+            record(3, "load", "f", "c 1", level=1, index=1, t0=38),
+            record(4, "load", "f", "c 0", level=4, level_index=1, t0=50),
+            record(5, "load", "f", "c 1", level=4, level_index=1, index=1, t0=50, cls="http_5xx")]
+    acc = [record(6 + i, "accuracy", "f", q["id"], index=i, t0=60 + i,
+                  reply=q["answer"] if i != 1 else "I do not know", category=q["category"],
+                  grader=q["grader"], expected=q["answer"]) for i, q in enumerate(qs)]
+    call = {"id": "call_1", "name": "count_ids",
+            "arguments": '{"ids": [12, 3, 27, 10], "op": ">=", "threshold": 10}'}
+    agent = [record(9, "agent", "f", "count_ids run 1 turn 1", tokens=16, reply="", calls=[call],
+                    call_form="tool_calls", t0=70),
+             record(10, "agent", "f", "count_ids run 1 turn 2", index=1, tokens=16,
+                    reply="There are 3 ids >= 10.", t0=80)]
+    probe = [record(11, "probe", "f", "probe", tokens=4, reply="Paris.", t0=90)]
+    log0 = runlog(["f"], (1, 4), membw=False)
+    out.append(seed(0, speed + load[:2], log0))
+    out.append(seed(0, load[2:], log0))
+    out.append(seed(0, acc + probe, log0))
+    out.append(seed(0, agent + speed[:1], log0))
+    # a cancelled request superseded by its resend, and a torn last line
+    resent = [record(0, "speed", "f", "run 1", cls="cancelled"), record(12, "speed", "f", "run 1")]
+    out.append(seed(0, resent, log0, torn=b'{"schema":1,"run_id":"' + RUN_ID.encode() + b'","se'))
+    # local and per-token priced backends
+    out.append(seed(1, [record(0, "speed", "t", "run 1"), record(1, "speed", "g", "run 1"),
+                        record(2, "load", "t", "c 0", level=16, level_index=1, t0=20)],
+                    runlog(["t", "g"], (1, 16))))
+    # A/B/A: a, b, a again under the phases the bench writes
+    aba = []
+    for k, (ph, b) in enumerate((("aba 1", "a"), ("aba 2", "b"), ("aba 3", "a"))):
+        aba.append(record(2 * k, "speed", b, "run 1", phase=ph, t0=30 * k))
+        aba.append(record(2 * k + 1, "load", b, "c 0", level=2, level_index=1, phase=ph,
+                          t0=30 * k + 10))
+    out.append(seed(2, aba[0::2], runlog(["a", "b"], (1, 2), membw=False)))
+    out.append(seed(2, aba[1::2], runlog(["a", "b"], (1, 2), membw=False)))
+    # the precision study: A, B1, A, B2, A
+    prec = [record(0, "speed", "prec/shipped", "run 1"),
+            record(1, "speed", "prec/q8_0", "run 1", t0=20),
+            record(2, "speed", "prec/shipped", "run 1", phase="precision a2", t0=40),
+            record(3, "speed", "prec/widen", "run 1", t0=60),
+            record(4, "speed", "prec/shipped", "run 1", phase="precision a3", t0=80),
+            record(5, "accuracy", "prec/shipped", qs[0]["id"], reply=qs[0]["answer"], t0=90,
+                   category=qs[0]["category"], grader=qs[0]["grader"], expected=qs[0]["answer"]),
+            record(6, "accuracy", "prec/q8_0", qs[0]["id"], reply="5", t0=95,
+                   category=qs[0]["category"], grader=qs[0]["grader"], expected=qs[0]["answer"])]
+    plog = runlog(["prec/shipped"], (1, 2)) + json.dumps(
+        {"kind": "membw", "when": "precision: prec/q8_0", "membw_gbs": 47.5, "session": 0},
+        separators=(",", ":")).encode() + b"\n"
+    out.append(seed(3, prec[:4], plog))
+    out.append(seed(3, prec[4:], plog))
+    # a Poisson run: intended times set
+    pois = [record(i, "load", "r", "r %d" % i, level=0, index=i, t0=100 * i,
+                   t_intended_ms=100.0 * i - 1) for i in range(4)]
+    out.append(seed(4, pois, runlog(["r"], (0,), membw=False)))
+    return out
+
+
 TARGETS = {f.__name__: f for f in (runfile, questions, agent_task, sse, openai_req, toolcall,
+                                    rundir,
                                    json_schema, safetensors, tokenizer)}
 
 
