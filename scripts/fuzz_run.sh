@@ -18,6 +18,10 @@
 # first. Run it again until every target is skipped: a loaded machine gives less CPU than wall.
 # scripts/fuzz_run.sh --summary prints the totals of the log per target (seconds, CPU-seconds and
 # CPU-hours, executions, log lines naming an artifact).
+# scripts/fuzz_run.sh --merge-only [TARGET...] fuzzes nothing: it merges each target's working
+# corpus into the committed one (as --merge does after a run). The working corpora live in
+# build-fuzz, which a fresh machine does not have: end a session's fuzzing with it and commit
+# tests/fuzz/corpus, or the next session starts again from the seeds.
 # Runs at nice 19; a crash does not stop the other targets, but the exit status is 1.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -34,11 +38,13 @@ if [ "${1:-}" = "--summary" ]; then
 fi
 
 merge=0
+merge_only=0
 jobs=1
 goal=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --merge) merge=1; shift ;;
+    --merge-only) merge_only=1; shift ;;
     --jobs)
       jobs="${2:-}"
       if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then
@@ -56,10 +62,13 @@ while [ "$#" -gt 0 ]; do
     *) break ;;
   esac
 done
+if [ "$merge_only" -eq 1 ]; then
+  set -- 1 "$@" # no SECONDS: the targets follow
+fi
 secs="${1:-}"
 if ! [[ "$secs" =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: scripts/fuzz_run.sh [--merge] [--jobs N] [--cpu-goal S] SECONDS [TARGET...]" \
-    "(or --summary)" >&2
+    "(or --merge-only [TARGET...], or --summary)" >&2
   exit 2
 fi
 shift
@@ -114,6 +123,26 @@ cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
   -DROOFLINE_FUZZ=ON >/dev/null
 nice -n 19 cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 
+# merge_one TARGET: adds to tests/fuzz/corpus/TARGET the inputs of its working corpus that reach
+# coverage the committed ones do not (libFuzzer -merge=1), and says how many it holds then
+merge_one() {
+  local t="$1" seeds="$root/tests/fuzz/corpus/$1" work="$build/corpus-work/$1" before
+  if [ ! -d "$work" ]; then
+    echo "   fuzz_$t: no working corpus $work: nothing to merge"
+    return 0
+  fi
+  mkdir -p "$seeds"
+  before="$(ls "$seeds" | wc -l)"
+  nice -n 19 "$build/tests/fuzz/fuzz_$t" -merge=1 -max_len=4096 "$seeds" "$work" \
+    >"$build/fuzz-$t.merge.log" 2>&1
+  echo "   merged fuzz_$t: tests/fuzz/corpus/$t held $before inputs, now $(ls "$seeds" | wc -l)"
+}
+
+if [ "$merge_only" -eq 1 ]; then
+  for t in "${targets[@]}"; do merge_one "$t"; done
+  exit 0
+fi
+
 commit="$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
 if [ -n "$(git -C "$root" status --porcelain -- src tests/fuzz/*.c tests/fuzz/*.h 2>/dev/null)" ]
 then
@@ -156,10 +185,8 @@ run_one() {
   if [ "$crashes" != "0" ]; then
     grep -E 'ERROR|SUMMARY|==[0-9]+==' "$out" | head -n 5 >&2 || true
     echo "fuzz_run: fuzz_$t found $crashes (in $art; log $out)" >&2
-  elif [ "$merge" -eq 1 ] && [ -d "$seeds" ]; then
-    nice -n 19 "$build/tests/fuzz/fuzz_$t" -merge=1 -max_len=4096 "$seeds" "$work" \
-      >"$build/fuzz-$t.merge.log" 2>&1
-    echo "   merged: $(ls "$seeds" | wc -l) inputs in tests/fuzz/corpus/$t"
+  elif [ "$merge" -eq 1 ]; then
+    merge_one "$t"
   fi
   [ "$crashes" = "0" ]
 }
