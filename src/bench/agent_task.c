@@ -124,7 +124,18 @@ static bool lex_op(const char *s, size_t len, size_t *i, rf_cmp_op *op) {
     return false;
 }
 
-/* [+-]digits[.digits]: a plain decimal (no exponent, hex, inf or nan). */
+/* A threshold is at most NUMBER_MAX characters of text and below THRESHOLD_LIMIT = 10^(NUMBER_MAX
+ * - 1) in magnitude, so rf_condition_format prints every value the lexer accepts in at most
+ * NUMBER_MAX characters and what it prints reads back. Its shortest fixed-point form is never
+ * longer than the text the value came from, but for a carry into a new integer digit: 47 nines
+ * (10^47 - 1, which the length limit alone let in) are the double nearest 10^47, printed with 48
+ * digits that the lexer then refused (fuzz_agent_task). Below 10^(NUMBER_MAX - 1) that extra
+ * digit still fits. */
+#define NUMBER_MAX      47
+#define THRESHOLD_LIMIT 1e46
+
+/* [+-]digits[.digits]: a plain decimal (no exponent, hex, inf or nan) of at most NUMBER_MAX
+ * characters whose magnitude is below THRESHOLD_LIMIT. */
 static bool lex_number(const char *s, size_t len, size_t *i, double *v) {
     size_t j = *i;
     if (j < len && (s[j] == '+' || s[j] == '-')) j++;
@@ -135,12 +146,12 @@ static bool lex_number(const char *s, size_t len, size_t *i, double *v) {
         j++;
         while (j < len && s[j] >= '0' && s[j] <= '9') j++;
     }
-    char buf[48];
-    if (j - *i >= sizeof buf) return false;
+    char buf[NUMBER_MAX + 1];
+    if (j - *i > NUMBER_MAX) return false;
     memcpy(buf, s + *i, j - *i);
     buf[j - *i] = 0;
     double x = strtod(buf, NULL);
-    if (!isfinite(x)) return false;
+    if (!(fabs(x) < THRESHOLD_LIMIT)) return false;
     *v = x == 0 ? 0.0 : x; /* no -0 */
     *i = j;
     return true;
@@ -193,7 +204,8 @@ rf_status rf_condition_parse(const char *text, size_t len, rf_condition *out, rf
                                 rf_printable(text, len, pbuf, sizeof pbuf));
         i = skip_sp(text, end, i);
         if (!lex_number(text, end, &i, &c.threshold))
-            return rf_error_set(err, RF_ERR_FORMAT, "expected a number after the operator in '%s'",
+            return rf_error_set(err, RF_ERR_FORMAT,
+                                "expected a number (below 1e46) after the operator in '%s'",
                                 rf_printable(text, len, pbuf, sizeof pbuf));
     } else if (lex_number(text, end, &i, &c.threshold)) { /* number op field */
         i = skip_sp(text, end, i);
@@ -211,7 +223,8 @@ rf_status rf_condition_parse(const char *text, size_t len, rf_condition *out, rf
     } else if (lex_op(text, end, &i, &c.op)) { /* op number, field implied */
         i = skip_sp(text, end, i);
         if (!lex_number(text, end, &i, &c.threshold))
-            return rf_error_set(err, RF_ERR_FORMAT, "expected a number after the operator in '%s'",
+            return rf_error_set(err, RF_ERR_FORMAT,
+                                "expected a number (below 1e46) after the operator in '%s'",
                                 rf_printable(text, len, pbuf, sizeof pbuf));
     } else {
         return rf_error_set(err, RF_ERR_FORMAT, "not a condition: '%s'",
@@ -228,8 +241,8 @@ rf_status rf_condition_parse(const char *text, size_t len, rf_condition *out, rf
 /* The threshold as the condition language reads it back exactly: %.15g when that is plain
  * decimal and round-trips ("10", "9.5"), else the shortest fixed-point form that does (the
  * language has no exponents: %.15g printed 1e21 as "1e+21" and 1e-7 as "1e-07", which neither
- * parse nor, past 15 digits, keep the value). Any threshold the parser accepted (at most 47
- * characters of decimal) fits in 48 characters. */
+ * parse nor, past 15 digits, keep the value). Any threshold the parser accepted fits in
+ * NUMBER_MAX characters (see THRESHOLD_LIMIT). */
 static void format_threshold(double t, char *out, size_t cap) {
     snprintf(out, cap, "%.15g", t);
     if (!strpbrk(out, "eEn") && strtod(out, NULL) == t) return;

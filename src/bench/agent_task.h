@@ -65,8 +65,9 @@ typedef struct rf_condition {
 const char *rf_cmp_op_str(rf_cmp_op op);
 /* An operator as a model may write it (after BFCL standardisation): false when unknown. */
 bool rf_cmp_op_parse(const char *s, size_t len, rf_cmp_op *out);
-/* Parses a filter string ("id >= 10", "10 <= id", ">= 10", ...); the message says what is
- * wrong. */
+/* Parses a filter string ("id >= 10", "10 <= id", ">= 10", ...; the threshold a plain decimal
+ * of at most 47 characters, below 1e46 in magnitude); the message says what is wrong. What
+ * rf_condition_format prints of a parsed condition parses back to the same condition. */
 rf_status rf_condition_parse(const char *text, size_t len, rf_condition *out, rf_error *err);
 /* "id >= 10" (threshold printed with %.15g, so 10.0 prints 10); returns snprintf's length. */
 int rf_condition_format(const rf_condition *c, char *buf, size_t cap);
