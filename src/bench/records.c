@@ -327,12 +327,17 @@ static void fail_field(restore_ctx *c, const char *field, const char *what) {
         rf_error_set(c->err, RF_ERR_FORMAT, "record seq %lld: %s: %s", (long long)seq, field, what);
 }
 
+/* The largest time a record may hold, in ms (31 years): times become int64 ns on a clock that
+ * starts at the run's, so a difference of two never overflows (a fuzzed event time of 5e46 ms
+ * read as INT64_MIN overflowed the report's gap arithmetic). */
+#define RF_RECORD_MS_MAX 1e12
+
 static int64_t time_of(restore_ctx *c, const char *field, int64_t base) {
     const json_t *v = json_object_get(c->rec, field);
     if (!v || json_is_null(v)) return 0;
     if (!json_is_number(v) || !isfinite(json_number_value(v)) ||
-        fabs(json_number_value(v)) > 1e12) {
-        fail_field(c, field, "expected null or a time in ms");
+        fabs(json_number_value(v)) > RF_RECORD_MS_MAX) {
+        fail_field(c, field, "expected null or a time in ms (at most 1e12)");
         return 0;
     }
     int64_t t = base + llround(json_number_value(v) * 1e6);
@@ -387,8 +392,9 @@ rf_status rf_record_restore(const json_t *rec, rf_send *s, int64_t base_ns, rf_e
         fail_field(&c, "events_ms", "expected two arrays of the same length (events_tokens)");
     for (size_t i = 0; !c.st && i < json_array_size(ev); i++) {
         const json_t *t = json_array_get(ev, i), *k = json_array_get(evk, i);
-        if (!json_is_number(t) || !json_is_integer(k) || !isfinite(json_number_value(t))) {
-            fail_field(&c, "events_ms", "expected numbers");
+        if (!json_is_number(t) || !json_is_integer(k) || !isfinite(json_number_value(t)) ||
+            fabs(json_number_value(t)) > RF_RECORD_MS_MAX) {
+            fail_field(&c, "events_ms", "expected times in ms (at most 1e12) and token counts");
             break;
         }
         if (!rf_bk_result_event(r, r->t_sent + llround(json_number_value(t) * 1e6),

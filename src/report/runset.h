@@ -48,7 +48,7 @@ typedef struct rf_run {
     int64_t skipped;    /* lines that are not records of this schema */
     int64_t superseded; /* cancelled lines replaced by a later record of the same key */
     bool torn;          /* the last line was torn (left out) */
-    char warning[512];  /* the first problem met reading the files, or "" */
+    char warning[1024]; /* the first problem met reading the files, or "" */
 } rf_run;
 
 typedef struct rf_runset {

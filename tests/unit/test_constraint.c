@@ -455,8 +455,8 @@ static void test_mask(void) {
     CHECK(rf_vocab_index_from_pieces(pieces, lens, kinds, nv, &v, &err) == RF_OK);
     if (!v) return;
     const char *schemas[] = {
-        "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"},\"n\":{\"type\":"
-        "\"number\"}},\"required\":[\"city\"]}",
+        ("{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"},\"n\":{\"type\":"
+         "\"number\"}},\"required\":[\"city\"]}"),
         "{}", "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":3}}"};
     uint64_t bits[2];
     uint64_t seed = 7;

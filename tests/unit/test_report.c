@@ -304,6 +304,35 @@ static void test_merge_and_bad_input(void) {
     free(md);
     json_decref(sum);
 
+    /* a record whose event time is past the limit (a fuzzed 5.4e46 ms read as INT64_MIN and
+     * overflowed the gap arithmetic) is left out and named; the others count */
+    char d5[128];
+    snprintf(d5, sizeof d5, "%s/far", g_tmp);
+    make_run(d5, k_desc, false, false);
+    snprintf(path, sizeof path, "%s/records.jsonl", d5);
+    FILE *f = fopen(path, "a");
+    json_t *far = record("load", "b", 0, 2, 4, 1040, 50, 11, 10, 5);
+    json_array_set_new(json_object_get(far, "events_ms"), 0, json_real(5.4e46));
+    append(f, far);
+    fclose(f);
+    const char *fars[1] = {d5};
+    rf_report_opts_default(&o);
+    CHECK_MSG(rf_report_build(fars, 1, &o, NULL, &sum, &err) == RF_OK, "%s", err.msg);
+    if (sum) {
+        const json_t *r5 = json_array_get(json_object_get(sum, "runs"), 0);
+        const char *w = json_string_value(json_object_get(r5, "warning"));
+        CHECK(json_integer_value(json_object_get(r5, "skipped")) == 1);
+        CHECK_MSG(w && strstr(w, "far/records.jsonl:6") && strstr(w, "events_ms") &&
+                      strstr(w, "1e12"),
+                  "warning: %s", w ? w : "(none)");
+        /* the four load requests recorded before it still count */
+        const json_t *b = json_object_get(json_object_get(sum, "load"), "b");
+        char *txt = json_dumps(b, JSON_COMPACT);
+        CHECK_MSG(txt && strstr(txt, "\"ok\":4"), "load: %s", txt ? txt : "(none)");
+        free(txt);
+        json_decref(sum);
+    }
+
     /* nothing measured at all: the report renders, every figure unknown */
     char d3[128];
     snprintf(d3, sizeof d3, "%s/empty", g_tmp);
