@@ -49,10 +49,7 @@ static rf_status take_record(void *user, json_t *rec, int64_t line, rf_error *er
     /* a record whose result does not read back (a time past the limit, a wrong field) is left
      * out here, named, rather than counted as a request that measured nothing */
     rf_send s;
-    rf_bench_backend bb;
     memset(&s, 0, sizeof s);
-    memset(&bb, 0, sizeof bb);
-    s.bb = &bb;
     rf_bk_result_init(&s.req.res);
     rf_error e = {0};
     rf_status st = rf_record_restore(rec, &s, 0, &e);

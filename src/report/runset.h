@@ -45,7 +45,7 @@ typedef struct rf_run {
     bool interrupted;   /* ... and was it interrupted, or stopped by an error */
     char *error;        /* the error that stopped the last session, or NULL */
     int64_t lines;      /* record lines read */
-    int64_t skipped;    /* lines that are not records of this schema */
+    int64_t skipped;    /* lines left out: not records of this schema, or not read back */
     int64_t superseded; /* cancelled lines replaced by a later record of the same key */
     bool torn;          /* the last line was torn (left out) */
     char warning[1024]; /* the first problem met reading the files, or "" */
