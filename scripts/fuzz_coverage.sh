@@ -28,10 +28,10 @@ declare -A files=(
   [runfile]="src/bench/runfile.c"
   [questions]="src/bench/questions.c"
   [agent_task]="src/bench/agent_task.c"
-  [sse]="src/bench/sse.c"
-  [openai_req]="src/server/openai_req.c src/server/openai_tools.c"
+  [sse]="src/backend/sse.c"
+  [openai_req]="src/openai/request.c src/openai/tools.c"
   [toolcall]="src/model/toolcall.c src/server/tool_stream.c"
-  [eventstream]="src/bench/eventstream.c"
+  [eventstream]="src/aws/eventstream.c"
   [json_schema]="src/engine/json_schema.c src/engine/json_match.c"
   [rundir]="src/report/runset.c src/report/analyze.c src/report/econ.c src/report/precision.c
             src/report/tables.c src/report/render_md.c src/report/render_html.c

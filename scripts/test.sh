@@ -12,6 +12,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 jobs="$(nproc)"
+echo "== layer graph (scripts/check_layers.py: docs/architecture.md against CMakeLists.txt and every #include)"
+python3 "$root/scripts/check_layers.py"
 cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release -DROOFLINE_WERROR=ON >/dev/null
 cmake --build "$root/build" -j "$jobs"
 cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=Debug -DROOFLINE_SANITIZE=ON \

@@ -5,7 +5,7 @@
 
 #include "analysis/facts.h"
 #include "analysis/facts_int.h"
-#include "format/types.h"
+#include "kernels/types.h"
 #include "util/file.h"
 
 /* Per-layer values of key: a scalar integer (every layer) or an integer array of n_layer.

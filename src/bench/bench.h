@@ -26,8 +26,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "bench/backend.h"
-#include "bench/loop.h"
+#include "backend/backend.h"
+#include "backend/loop.h"
 #include "util/stats.h"
 
 #define RF_BENCH_MAX_BACKENDS   16

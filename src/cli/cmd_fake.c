@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/fake_server.h"
+#include "fake/fake_server.h"
 #include "cli.h"
 
 static void usage(void) {
@@ -19,7 +19,7 @@ static void usage(void) {
            "\"tok \", K per event (default 1); usage on unless --no-usage. --fault injects KIND\n"
            "(refuse, 500, 429, stall, truncate, invalid_json, error_event, wrong_tool_call,\n"
            "wrong_tool_name) into a fraction R of the requests (default 1 with --fault).\n"
-           "Requests override all of this with a \"fake\" object (see src/bench/fake_server.h);\n"
+           "Requests override all of this with a \"fake\" object (see src/fake/fake_server.h);\n"
            "what they ask for is capped (1 MiB of content per stream event, 64 MiB per\n"
            "non-stream body, 1024-byte names): a request over a cap gets a 400 naming the fields.\n"
            "Port 0 (default) picks a free one. Prints 'listening on http://127.0.0.1:PORT/v1';\n"

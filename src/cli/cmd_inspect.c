@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "format/gguf.h"
 #include "format/safetensors.h"
-#include "format/types.h"
+#include "kernels/types.h"
 #include "util/utf8.h"
 
 /* Writes the first bytes of s, at most max, to stdout so that a terminal shows them and acts on

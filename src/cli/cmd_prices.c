@@ -1,13 +1,13 @@
 /* cmd_prices.c: `roofline prices`: on-demand prices from the AWS Price List API into the prices
- * file the cost analysis reads (report/aws_prices.h, report/catalog.h), or, offline, from it. */
+ * file the cost analysis reads (aws/prices.h, report/catalog.h), or, offline, from it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "bench/aws_cred.h"
+#include "aws/cred.h"
 #include "cli.h"
-#include "report/aws_prices.h"
+#include "aws/prices.h"
 #include "report/catalog.h"
 
 #define MAX_QUERIES 64

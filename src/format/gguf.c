@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/types.h"
+#include "kernels/types.h"
 #include "util/file.h"
 
 struct rf_gguf {

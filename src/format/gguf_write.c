@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/types.h"
+#include "kernels/types.h"
 #include "util/buf.h"
 #include "util/file.h"
 

@@ -40,7 +40,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "format/types.h"
+#include "kernels/types.h"
 #include "roofline/status.h"
 
 typedef struct rf_quantize_opts {

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "kernels/quant.h"
-#include "format/types.h"
+#include "kernels/types.h"
 #include "util/cpu.h"
 
 typedef struct rf_kernels {
@@ -143,7 +143,7 @@ extern const rf_kernels rf_kernels_scalar;
  * All four have isa set to their level (the AVX-512 ones report RF_ISA_AVX512). Against the scalar
  * table: quantize_act writes the same bytes; dot_rows and dot_tile are exact in their integer
  * parts and differ only by float accumulation order, |fast - ref| <= 1e-5 * sum_i |w_i * a_i|
- * (tests/unit/test_kernels.c). */
+ * (tests/unit/kernels/test_kernels.c). */
 extern const rf_kernels rf_kernels_avx2;
 extern const rf_kernels rf_kernels_avx512;
 extern const rf_kernels rf_kernels_avx512vnni;

@@ -3,7 +3,7 @@
  * Only this file is compiled with -mavx2 -mfma -mf16c (CMakeLists.txt); nothing here runs unless
  * rf_kernels_get found those features at run time.
  *
- * Numerics (the contract tests/unit/test_kernels.c checks against the scalar table):
+ * Numerics (the contract tests/unit/kernels/test_kernels.c checks against the scalar table):
  *  - quantize_act writes exactly the bytes rf_ref_quantize_row writes, for every input including
  *    ties, zero blocks, NaN, inf and subnormals: the same float operations in the same order
  *    (x * (127/amax), x * (-127/m)), rounding by the MXCSR mode as rintf does, NaN mapped to 0

@@ -10,8 +10,8 @@
  * dot_rows per token, which gives exactly dot_rows' bits. SwiGLU uses a polynomial exp.
  *
  * Against the scalar table: integer parts exact, float accumulation order may differ,
- * |neon - ref| <= 1e-5 * sum |w_i a_i| (tests/unit/test_kernels.c, run under qemu-aarch64 by
- * scripts/check_neon.sh).
+ * |neon - ref| <= 1e-5 * sum |w_i a_i| (tests/unit/kernels/test_kernels.c, run under qemu-aarch64
+ * by scripts/check_neon.sh).
  */
 #include "kernels/kernels.h"
 

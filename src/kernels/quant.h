@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "format/types.h"
+#include "kernels/types.h"
 
 #define RF_QK           32  /* values per block of the 32-wide formats */
 #define RF_QK_K         256 /* values per super-block of the K-quants */

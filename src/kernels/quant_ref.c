@@ -27,7 +27,7 @@
  *  - Weight encoders: the 32-value formats are llama.cpp's reference encoders value for value
  *    (Q8_0's weight encoder is rf_ref_quantize_weights'; rf_ref_quantize_row's Q8_0 is the
  *    activation one); the K-quants are plain round-to-nearest encoders (no search). Each one's
- *    worst-case error is stated at its definition and checked by tests/unit/test_quant.c.
+ *    worst-case error is stated at its definition and checked by tests/unit/kernels/test_quant.c.
  */
 #include "kernels/quant.h"
 

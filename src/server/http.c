@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include "server/metrics.h"
-#include "server/openai_logprobs.h"
-#include "server/openai_req.h"
-#include "server/openai_resp.h"
+#include "openai/logprobs.h"
+#include "openai/request.h"
+#include "openai/response.h"
 #include "server/tool_stream.h"
 #include "util/buf.h"
 #include "util/clock.h"

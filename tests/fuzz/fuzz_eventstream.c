@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bench/eventstream.h"
+#include "aws/eventstream.h"
 #include "fuzz_util.h"
 
 typedef struct digest {

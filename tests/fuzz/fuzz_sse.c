@@ -1,4 +1,4 @@
-/* fuzz_sse.c: the libFuzzer target for the SSE framer (src/bench/sse.c), the bench client's
+/* fuzz_sse.c: the libFuzzer target for the SSE framer (src/backend/sse.c), the bench client's
  * reader of streamed responses.
  *
  * Input: two bytes choosing a split point and the event bound, then the stream. The stream is fed
@@ -9,7 +9,7 @@
  * its events must only be a prefix of the others'. */
 #include <string.h>
 
-#include "bench/sse.h"
+#include "backend/sse.h"
 #include "fuzz_util.h"
 #include "util/buf.h"
 

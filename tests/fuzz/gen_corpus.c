@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "format/gguf_write.h"
-#include "format/types.h"
+#include "kernels/types.h"
 
 static int g_failed;
 

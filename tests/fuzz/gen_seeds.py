@@ -3,14 +3,14 @@
 seeds gguf_gen_corpus writes with roofline's own GGUF writer) from the project's own files and
 test data, in each target's input format (tests/fuzz/fuzz_NAME.c says it):
 
-  runfile      data/runs/*.json and run files of tests/unit/test_bench.c's shapes
+  runfile      data/runs/*.json and run files of tests/unit/bench/test_bench.c's shapes
   questions    data/accuracy/seed40.jsonl cut into files of 1, 3 and 10 lines, CRLF, blanks
   agent_task   data/agent/count_ids.json, its tool calls (op/threshold, filter forms) and answers
-  sse          SSE captures of the fake server's stream (tests/unit/test_sse.c), comments, CR/LF
+  sse          SSE captures of the fake server's stream (tests/unit/backend/test_sse.c), comments, CR/LF
   openai_req   every body of tests/data/openai_errors.json (endpoint byte + body)
-  toolcall     replies of tests/unit/test_tool_stream.c for Qwen tags and bare JSON
+  toolcall     replies of tests/unit/server/test_tool_stream.c for Qwen tags and bare JSON
   json_schema  schemas of docs/constraints.md's subset with a matching and a broken text
-  safetensors  headers of tests/unit/test_safetensors.c's valid files
+  safetensors  headers of tests/unit/format/test_safetensors.c's valid files
   tokenizer    tests/data/tokenizer_strings.json and tokenizer_bpe_strings.json, one per family
   rundir       records and run logs of each run description of fuzz_rundir.c, in the shape
                records.c writes (speed, load, accuracy graded on data/accuracy/seed40.jsonl,

@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 from benchlib import free_port  # noqa: E402  (the repo's one helper for a free local port)
 
 BIN = os.environ.get("ROOFLINE_BIN", "build/roofline")

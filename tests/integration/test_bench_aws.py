@@ -185,7 +185,7 @@ def test_through_upstream_openai_server(tmp_path):
     SageMaker requests are translated and answered by a real OpenAI server, which sends exactly
     max_tokens tokens with usage: the C backends' maxTokens, the usage coming back and the
     streams' events must all agree with it."""
-    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
     import benchlib
     fs = benchlib.FakeServer(["--ttft-ms", "1", "--gap-ms", "1"], str(tmp_path / "fake.log"))
     try:

@@ -1,7 +1,7 @@
 """test_errors.py: every HTTP case of tests/data/openai_errors.json against a real `roofline serve`
 (plain http.client): the status and the OpenAI error object {"error": {"message", "type", "param",
 "code"}} with the type, code and param the case names. The same file drives the parse-level
-subset in tests/unit/test_oai.c.
+subset in tests/unit/openai/test_request.c.
 
 One server, started with an API key (the 401 cases), a small context (the overflow cases) and a
 64 KiB body limit (the 413 case), serving the model under the id "m" the cases name."""
@@ -13,7 +13,7 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
 sys.path.insert(0, HERE)
 from serve_proc import serve  # noqa: E402  (one roofline serve for the module)
 

@@ -412,7 +412,7 @@ def test_converse_openai_translation():
 @pytest.fixture
 def upstream():
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                    "bench"))
+                                    "tools"))
     import benchlib
     if not os.path.exists(benchlib.ROOFLINE):
         pytest.skip(f"{benchlib.ROOFLINE} is not built")

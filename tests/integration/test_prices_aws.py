@@ -107,7 +107,7 @@ def test_unknown_instance_and_bad_credentials(fake, tmp_path):
 
 @pytest.fixture
 def openai_fake(tmp_path):
-    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
     import benchlib
     fs = benchlib.FakeServer(["--ttft-ms", "1", "--gap-ms", "1"], str(tmp_path / "fake.log"))
     try:

@@ -15,7 +15,7 @@ import urllib.request
 import openai
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 from benchlib import free_port, prom_samples  # noqa: E402  (the repo's helpers)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_proc import BIN, serve, wait_healthy  # noqa: E402

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints the SigV4 Authorization headers botocore computes for the requests of
-tests/unit/test_aws_sign.c (its BOTO_* constants came from this script; run it again after
+tests/unit/aws/test_sign.c (its BOTO_* constants came from this script; run it again after
 changing a request there). Dev-only: botocore is not a dependency of the product."""
 import datetime
 from unittest import mock

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "format/types.h"
+#include "kernels/types.h"
 
 static inline float quant_group_absmax(const float *x, int64_t n) {
     float a = 0.0f;
