@@ -8,7 +8,8 @@
  * A section reads the summary (analyze.h) only: it computes nothing from the records.
  *
  * Ownership: the registry and the sections are static and constant; a renderer appends to the
- * caller's tables or buffer and keeps nothing.
+ * caller's tables or buffer and keeps nothing; rf_tables_build fills a set the caller frees with
+ * rf_tables_free.
  */
 #ifndef RF_REPORT_SECTION_H
 #define RF_REPORT_SECTION_H
@@ -37,5 +38,9 @@ struct rf_report_section {
 
 /* The registry (sections.c): n_out sections in the report's order. */
 const rf_report_section *const *rf_report_sections(int *n_out);
+
+/* The report's tables: the heading ("run DIR, DATE"), then every section's tables in the
+ * registry's order, less the tables left without rows or footnotes. */
+rf_status rf_tables_build(const json_t *summary, rf_tables *out, rf_error *err);
 
 #endif

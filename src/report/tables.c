@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/section.h"
-
 /* ---------------------------------------------------------------- building blocks */
 
 rf_table *rf_table_new(rf_tables *ts, const char *id, const char *title, const char *note,
@@ -93,49 +91,26 @@ void rf_table_foot(rf_table *t, const char *fmt, ...) {
 
 /* ---------------------------------------------------------------- the set */
 
-rf_status rf_tables_build(const json_t *sum, rf_tables *out, rf_error *err) {
-    memset(out, 0, sizeof *out);
-    const json_t *run = json_object_get(sum, "run");
-    if (asprintf(&out->heading, "run `%s`, %s%s", rf_sum_str(run, "dir"),
-                 *rf_sum_str(run, "date") ? rf_sum_str(run, "date") : "date unknown",
-                 json_is_true(json_object_get(sum, "interrupted"))
-                     ? " (interrupted: partial results)"
-                     : "") < 0) {
-        out->heading = NULL;
-        return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-    }
-    int n_sec = 0;
-    const rf_report_section *const *sec = rf_report_sections(&n_sec);
-    for (int i = 0; i < n_sec; i++) {
-        out->section = i;
-        if (sec[i]->tables) sec[i]->tables(sec[i], out, sum);
-    }
-    /* drop tables without rows (a section with nothing measured), but keep their footnotes */
+static void table_free(rf_table *t) {
+    for (int r = 0; r < t->n_rows * t->n_cols; r++) free(t->cells[r].text);
+    for (int c = 0; c < t->n_cols; c++) free(t->cols[c]);
+    for (int f = 0; f < t->n_foot; f++) free(t->foot[f]);
+    free(t->cells), free(t->cols), free(t->foot), free(t->id), free(t->title), free(t->note);
+}
+
+void rf_tables_drop_empty(rf_tables *ts) {
     int w = 0;
-    for (int i = 0; i < out->n; i++) {
-        rf_table *t = &out->t[i];
-        if (t->n_rows || t->n_foot) {
-            out->t[w++] = *t;
-            continue;
-        }
-        free(t->id), free(t->title), free(t->note);
-        for (int c = 0; c < t->n_cols; c++) free(t->cols[c]);
-        free(t->cols);
-        free(t->cells);
-        free(t->foot);
+    for (int i = 0; i < ts->n; i++) {
+        if (ts->t[i].n_rows || ts->t[i].n_foot)
+            ts->t[w++] = ts->t[i];
+        else
+            table_free(&ts->t[i]);
     }
-    out->n = w;
-    return RF_OK;
+    ts->n = w;
 }
 
 void rf_tables_free(rf_tables *ts) {
-    for (int i = 0; i < ts->n; i++) {
-        rf_table *t = &ts->t[i];
-        for (int r = 0; r < t->n_rows * t->n_cols; r++) free(t->cells[r].text);
-        for (int c = 0; c < t->n_cols; c++) free(t->cols[c]);
-        for (int f = 0; f < t->n_foot; f++) free(t->foot[f]);
-        free(t->cells), free(t->cols), free(t->foot), free(t->id), free(t->title), free(t->note);
-    }
+    for (int i = 0; i < ts->n; i++) table_free(&ts->t[i]);
     free(ts->t);
     free(ts->heading);
     memset(ts, 0, sizeof *ts);

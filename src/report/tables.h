@@ -10,8 +10,8 @@
  * footnotes. Preformatted blocks (the agent's lines) are tables of one text column with
  * `pre` set.
  *
- * Ownership: rf_tables_build fills a set the caller frees with rf_tables_free; every string is
- * owned by it.
+ * Ownership: rf_tables_build (section.h) fills a set the caller frees with rf_tables_free;
+ * every string is owned by it.
  */
 #ifndef RF_REPORT_TABLES_H
 #define RF_REPORT_TABLES_H
@@ -48,9 +48,8 @@ typedef struct rf_tables {
     int section;   /* the section now building (rf_table_new stamps its tables with it) */
 } rf_tables;
 
-/* Every section's tables (section.h), in the registry's order; a table without rows or
- * footnotes (a section with nothing measured) is dropped. */
-rf_status rf_tables_build(const json_t *summary, rf_tables *out, rf_error *err);
+/* Drops the tables without rows or footnotes (a section with nothing measured). */
+void rf_tables_drop_empty(rf_tables *ts);
 void rf_tables_free(rf_tables *ts);
 
 /* The building blocks of a section's tables. Out of memory, a table, row or footnote is left
