@@ -64,4 +64,5 @@ static rf_status charts(rf_buf *o, const json_t *sum) {
     return rf_svg_bars(o, &bc);
 }
 
-const rf_report_section rf_section_aba = {"aba", "A/B/A", tables, charts, 5, NULL};
+const rf_report_section rf_section_aba = {
+    .id = "aba", .title = "A/B/A", .tables = tables, .charts = charts, .chart_rank = 5};

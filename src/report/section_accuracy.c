@@ -99,4 +99,5 @@ static rf_status charts(rf_buf *o, const json_t *sum) {
     return st;
 }
 
-const rf_report_section rf_section_accuracy = {"accuracy", "Accuracy", tables, charts, 4, NULL};
+const rf_report_section rf_section_accuracy = {
+    .id = "accuracy", .title = "Accuracy", .tables = tables, .charts = charts, .chart_rank = 4};

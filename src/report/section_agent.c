@@ -1,9 +1,5 @@
 /* section_agent.c: the report's "Agent (tool calling)" section: the agent runs' lines and the
  * scores per backend. */
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "report/section.h"
 
 static void tables(const rf_report_section *s, rf_tables *ts, const json_t *sum) {
@@ -40,4 +36,5 @@ static void tables(const rf_report_section *s, rf_tables *ts, const json_t *sum)
     }
 }
 
-const rf_report_section rf_section_agent = {"agent", "Agent (tool calling)", tables, NULL, 0, NULL};
+const rf_report_section rf_section_agent = {
+    .id = "agent", .title = "Agent (tool calling)", .tables = tables};

@@ -68,4 +68,4 @@ static rf_status html(const rf_report_section *s, rf_buf *o, const json_t *sum) 
 }
 
 const rf_report_section rf_section_agreement_matrix = {
-    "agreement-matrix", "Agreement matrix", NULL, NULL, 0, html};
+    .id = "agreement-matrix", .title = "Agreement matrix", .html = html};

@@ -1,7 +1,5 @@
 /* section_backends.c: the report's "Backends" section: each backend with its URI, model, hardware,
  * price and whether it could be opened. */
-#include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "report/section.h"
@@ -30,4 +28,5 @@ static void tables(const rf_report_section *s, rf_tables *ts, const json_t *sum)
     }
 }
 
-const rf_report_section rf_section_backends = {"backends", "Backends", tables, NULL, 0, NULL};
+const rf_report_section rf_section_backends = {
+    .id = "backends", .title = "Backends", .tables = tables};

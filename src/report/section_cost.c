@@ -119,4 +119,5 @@ static rf_status charts(rf_buf *o, const json_t *sum) {
     return st;
 }
 
-const rf_report_section rf_section_cost = {"cost", "Cost", tables, charts, 3, NULL};
+const rf_report_section rf_section_cost = {
+    .id = "cost", .title = "Cost", .tables = tables, .charts = charts, .chart_rank = 3};

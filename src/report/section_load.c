@@ -3,6 +3,7 @@
  * SLOs; charts of throughput, TTFT and TPOT against concurrency and the per-user/aggregate
  * Pareto view. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,4 +201,5 @@ static rf_status charts(rf_buf *o, const json_t *sum) {
     return st;
 }
 
-const rf_report_section rf_section_load = {"load", "Load", tables, charts, 1, NULL};
+const rf_report_section rf_section_load = {
+    .id = "load", .title = "Load", .tables = tables, .charts = charts, .chart_rank = 1};

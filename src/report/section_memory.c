@@ -1,8 +1,6 @@
 /* section_memory.c: the report's "Memory and KV capacity" section: weights, memory and the KV cache
  * capacity per backend. */
 #include <math.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "report/section.h"
 
@@ -39,5 +37,5 @@ static void tables(const rf_report_section *s, rf_tables *ts, const json_t *sum)
     }
 }
 
-const rf_report_section rf_section_memory = {"memory", "Memory and KV capacity", tables, NULL, 0,
-                                             NULL};
+const rf_report_section rf_section_memory = {
+    .id = "memory", .title = "Memory and KV capacity", .tables = tables};

@@ -5,7 +5,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "report/section.h"
 #include "report/series.h"
@@ -146,5 +145,8 @@ static rf_status charts(rf_buf *o, const json_t *sum) {
     return st;
 }
 
-const rf_report_section rf_section_precision = {
-    "precision", "Precision: one model, its variants", tables, charts, 6, NULL};
+const rf_report_section rf_section_precision = {.id = "precision",
+                                                .title = "Precision: one model, its variants",
+                                                .tables = tables,
+                                                .charts = charts,
+                                                .chart_rank = 6};

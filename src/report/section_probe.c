@@ -1,8 +1,4 @@
 /* section_probe.c: the report's "Probe" section: each backend's answer to the probe question. */
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "report/section.h"
 
 static void tables(const rf_report_section *s, rf_tables *ts, const json_t *sum) {
@@ -24,4 +20,4 @@ static void tables(const rf_report_section *s, rf_tables *ts, const json_t *sum)
     }
 }
 
-const rf_report_section rf_section_probe = {"probe", "Probe", tables, NULL, 0, NULL};
+const rf_report_section rf_section_probe = {.id = "probe", .title = "Probe", .tables = tables};

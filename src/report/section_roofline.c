@@ -77,4 +77,5 @@ static rf_status charts(rf_buf *o, const json_t *sum) {
     return st;
 }
 
-const rf_report_section rf_section_roofline = {"roofline", "Roofline", tables, charts, 2, NULL};
+const rf_report_section rf_section_roofline = {
+    .id = "roofline", .title = "Roofline", .tables = tables, .charts = charts, .chart_rank = 2};

@@ -1,9 +1,5 @@
 /* section_speed.c: the report's "Single-stream speed" section: TTFT, decode tok/s and E2E per
  * backend. */
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "report/section.h"
 
 static void tables(const rf_report_section *s, rf_tables *ts, const json_t *sum) {
@@ -34,4 +30,5 @@ static void tables(const rf_report_section *s, rf_tables *ts, const json_t *sum)
     }
 }
 
-const rf_report_section rf_section_speed = {"speed", "Single-stream speed", tables, NULL, 0, NULL};
+const rf_report_section rf_section_speed = {
+    .id = "speed", .title = "Single-stream speed", .tables = tables};

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* In the report's order (report.md, report.html's tables, csv/). */
+/* In the report's order (report.md, report.html's tables, csv/). report.html's chart strip
+ * orders the charts by each section's chart_rank: load 1, roofline 2, cost 3, accuracy 4, A/B/A
+ * 5, precision 6 (the roofline chart before the cost chart, the tables the other way round). */
 #define RF_REPORT_SECTIONS(X)                                                                      \
     X(backends)                                                                                    \
     X(speed)                                                                                       \
