@@ -13,6 +13,10 @@
  * requests / duration, a request being good when every given SLO holds (TPOT counts as 0 when
  * n <= 1).
  *
+ * The options (opts.h) come with this header. The speed and load figures are speed_load.h's; the
+ * cost and roofline sections econ.h's; the precision study precision.h's: analyze.c calls them,
+ * they never call it.
+ *
  * Ownership: rf_analyze returns a new object (caller decrefs); the runset is only read.
  */
 #ifndef RF_REPORT_ANALYZE_H
@@ -20,37 +24,9 @@
 
 #include <jansson.h>
 
+#include "report/opts.h"
 #include "report/runset.h"
 
-/* Service-level objectives for goodput; 0: not given. */
-typedef struct rf_slo {
-    double ttft_ms, tpot_ms, e2e_ms;
-    double attainment; /* a level meets the SLOs when at least this share is good (0.9) */
-} rf_slo;
-
-typedef struct rf_report_opts {
-    const char *prices_path; /* NULL: the data directory's prices.json */
-    const char *accel_path;  /* NULL: the data directory's accelerators.json */
-    double ratio;            /* input tokens per output token for per-token prices (5) */
-    rf_slo slo;
-    double mem_util; /* share of memory for weights + KV (vLLM's gpu_memory_utilization, 0.9) */
-    int32_t kv_ctx;  /* tokens per request for the KV-capacity figure (0: 4096) */
-} rf_report_opts;
-
-void rf_report_opts_default(rf_report_opts *o);
-/* "ttft:MS,tpot:MS,e2e:MS" (any subset, any order). RF_ERR_ARG names the bad part. */
-rf_status rf_slo_parse(const char *s, rf_slo *out, rf_error *err);
-
 json_t *rf_analyze(const rf_runset *rs, const rf_report_opts *o, rf_error *err);
-
-/* The speed suite's figures of backend bb in one A/B/A phase ("" outside one), and the load
- * suite's per level (for the A/B/A and precision sections). */
-json_t *rf_report_speed_section(const rf_run *r, const char *phase, const rf_bench_backend *bb);
-json_t *rf_report_load_section(const rf_run *r, const char *phase, const rf_bench_backend *bb,
-                               const rf_slo *slo);
-
-/* A {n, min, p50, p90, p95, p99, max, mean, std} object over v[0..n) (sorted in place); every
- * field but n is null when n == 0. */
-json_t *rf_stats_json_of(double *v, size_t n);
 
 #endif

@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "report/analyze.h"
+#include "report/opts.h"
 #include "report/runset.h"
 
 /* Checks, before a run, that every instance type its backends name (without a price of their

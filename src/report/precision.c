@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "report/drift.h"
+#include "report/speed_load.h"
 
 static json_t *num(double v) {
     return isfinite(v) ? json_real(v) : json_null();

@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "report/analyze.h"
+#include "report/opts.h"
 #include "report/runset.h"
 
 /* Efficiency relative to the as-shipped file's within which a native variant "tracks its bytes

@@ -1,7 +1,7 @@
 /* report.h: the report of one or more run directories, recomputed from their files (runset.h,
  * analyze.h, econ.h) and written as summary.json, report.md (the scoreboard), report.html (one
  * self-contained page with charts) and csv/<table>.csv (one file per table), every rendering
- * from the same table definitions (tables.h).
+ * from the same table definitions (tables.h), which the report's sections build (section.h).
  *
  * `roofline bench` builds it into the run directory at the end of a run; `roofline report DIR
  * [DIR...]` builds it again, from any number of runs (merged side by side) into the one run's
@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "report/analyze.h"
+#include "report/section.h"
 #include "report/tables.h"
 #include "util/buf.h"
 

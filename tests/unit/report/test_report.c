@@ -5,7 +5,8 @@
  * tok/s, not 47) and the efficiency; two runs merged (a shared name becomes NAME@RUN); and bad
  * input: a torn last line, lines of another schema, a missing prices file, an unknown
  * accelerator, nothing measured: the report still renders, the missing parts unknown, never 0
- * or NaN, with a note naming the place. */
+ * or NaN, with a note naming the place. The section registry: ids unique, every section
+ * renders something, tables grouped by section in the registry's order. */
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -354,12 +355,49 @@ static void test_merge_and_bad_input(void) {
     CHECK(rf_report_build(norun, 1, &o, NULL, NULL, &err) != RF_OK && strstr(err.msg, "run.json"));
 }
 
+/* The section registry (section.h): every section has a unique id, a title and something to
+ * render; sections with charts have a rank; the tables of a summary come out grouped by section,
+ * in the registry's order, each stamped with the section that built it. */
+static void test_sections(void) {
+    int n = 0;
+    const rf_report_section *const *sec = rf_report_sections(&n);
+    CHECK(n > 0);
+    for (int i = 0; i < n; i++) {
+        CHECK(sec[i]->id && *sec[i]->id && sec[i]->title && *sec[i]->title);
+        CHECK_MSG(sec[i]->tables || sec[i]->charts || sec[i]->html, "%s renders nothing",
+                  sec[i]->id);
+        CHECK_MSG(!sec[i]->charts || sec[i]->chart_rank > 0, "%s: charts without a rank",
+                  sec[i]->id);
+        for (int j = 0; j < i; j++)
+            CHECK_MSG(strcmp(sec[i]->id, sec[j]->id), "%s twice", sec[i]->id);
+    }
+    json_error_t je;
+    json_t *sum = json_loads("{\"run\": {\"dir\": \"d\"}, \"backends\": {\"a\": {\"uri\": "
+                             "\"u\"}}, \"speed\": {\"a\": {\"ok\": 1, \"runs\": 1}}, "
+                             "\"probe\": {\"a\": {\"ok\": true, \"answer\": \"x\"}}}",
+                             0, &je);
+    CHECK(sum != NULL);
+    rf_tables ts;
+    rf_error err = {0};
+    CHECK(rf_tables_build(sum, &ts, &err) == RF_OK);
+    CHECK(ts.n == 3 && rf_tables_find(&ts, "backends") && rf_tables_find(&ts, "speed") &&
+          rf_tables_find(&ts, "probe"));
+    for (int t = 0; t < ts.n; t++) {
+        CHECK(ts.t[t].section >= 0 && ts.t[t].section < n);
+        CHECK(!strcmp(sec[ts.t[t].section]->id, ts.t[t].id));
+        if (t) CHECK(ts.t[t].section > ts.t[t - 1].section);
+    }
+    rf_tables_free(&ts);
+    json_decref(sum);
+}
+
 int main(void) {
     snprintf(g_tmp, sizeof g_tmp, "/tmp/roofline-report-XXXXXX");
     if (!mkdtemp(g_tmp)) return 1;
     test_figures();
     test_membw_samples();
     test_merge_and_bad_input();
+    test_sections();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
     if (system(cmd)) fprintf(stderr, "cannot remove %s\n", g_tmp);
