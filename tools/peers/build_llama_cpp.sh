@@ -6,7 +6,7 @@
 # Usage: tools/peers/build_llama_cpp.sh [VERSION]     (prints the bin directory on success)
 set -euo pipefail
 ver="${1:-0.3.36}"
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 peers="$root/.peers"
 src="$peers/llama_cpp_python-$ver"
 bin="$peers/llama.cpp-build/bin"

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""scripts/arch_acceptance.py: the acceptance checks of the architecture step (docs/architecture.md).
+
+  1. the layer graph: scripts/check_layers.py (the doc, CMakeLists.txt and every #include agree);
+  2. the build enforces it: a file that includes "engine/prefix.h" is compiled with the flags
+     the build gives src/model/sampler.c (from build/compile_commands.json); it must fail with
+     "No such file or directory", and the same file including a header model reaches
+     ("format/gguf.h") must compile;
+  3. sizes and loops: scripts/arch_report.py (files over 1,000 lines, functions over 150 lines,
+     include loops between folders, files in different folders that call each other);
+  4. with --base-run DIR --new-run DIR: two `roofline bench` run directories of the main job
+     (before and after a change) give the same scoreboard sections and the same accuracy figures
+     (summary.json);
+  5. with --base-bin PATH [--rounds N]: tools/peers/engine_vs_llama.py run N times each for the
+     base binary and build/roofline, interleaved (base, new, base, new, ...), and the decode and
+     prefill ratios against llama-bench of each run printed side by side.
+
+Usage: python3 scripts/arch_acceptance.py [--build DIR] [--base-run DIR --new-run DIR]
+           [--base-bin PATH] [--rounds N] [-m MODEL]
+Exit 1 when a check fails.
+"""
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def say(title):
+    print(f"\n== {title}", flush=True)
+
+
+def layer_graph():
+    say("layer graph (scripts/check_layers.py)")
+    return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "check_layers.py")]).returncode == 0
+
+
+def compile_as_model(build, include):
+    """Compiles a one-line file including `include` with sampler.c's flags: (ok, compiler output)."""
+    db = json.load(open(os.path.join(build, "compile_commands.json")))
+    entry = next(e for e in db if e["file"].endswith("/src/model/sampler.c"))
+    args = entry.get("arguments") or shlex.split(entry["command"])
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "upward.c")
+        with open(src, "w") as f:
+            f.write(f'#include "{include}"\nint upward_probe(void);\nint upward_probe(void) {{ return 0; }}\n')
+        out = []
+        skip = False
+        for a in args:
+            if skip:
+                skip = False
+                continue
+            if a == "-o":
+                skip = True
+                continue
+            if a.endswith("sampler.c"):
+                continue
+            if a == "-c":
+                continue
+            out.append(a)
+        cmd = out + ["-fsyntax-only", src]
+        p = subprocess.run(cmd, cwd=entry["directory"], capture_output=True, text=True)
+        return p.returncode == 0, (p.stderr or p.stdout).strip()
+
+
+def enforced(build):
+    say("the build enforces the graph (a model file including an engine header)")
+    ok_up, msg_up = compile_as_model(build, "engine/prefix.h")
+    print(f'#include "engine/prefix.h" in src/model: {"COMPILED (bad)" if ok_up else "refused"}')
+    if msg_up:
+        print("  " + msg_up.splitlines()[0])
+    ok_down, msg_down = compile_as_model(build, "format/gguf.h")
+    print(f'#include "format/gguf.h" in src/model: {"compiled" if ok_down else "REFUSED (bad)"}')
+    if not ok_down and msg_down:
+        print("  " + msg_down.splitlines()[0])
+    return (not ok_up) and ok_down
+
+
+def sizes(build):
+    say("sizes, loops and call pairs (scripts/arch_report.py)")
+    return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "arch_report.py"),
+                           "--build", build, "--quiet"]).returncode == 0
+
+
+def scoreboard(base_run, new_run):
+    say(f"main job: {base_run} against {new_run}")
+    a = json.load(open(os.path.join(base_run, "summary.json")))
+    b = json.load(open(os.path.join(new_run, "summary.json")))
+    ok = True
+    ka, kb = sorted(a), sorted(b)
+    print(f"summary sections: base {ka}\n                  new  {kb}")
+    if ka != kb:
+        ok = False
+        print("  the sections differ")
+
+    def accuracy(s):
+        out = {}
+        for row in s.get("accuracy", []) if isinstance(s.get("accuracy"), list) else []:
+            key = row.get("backend")
+            out[key] = {k: v for k, v in row.items() if k in ("correct", "total", "accuracy", "n")}
+        return out
+
+    acc_a, acc_b = accuracy(a), accuracy(b)
+    for k in sorted(set(acc_a) | set(acc_b)):
+        same = acc_a.get(k) == acc_b.get(k)
+        ok &= same
+        print(f"  accuracy {k}: base {acc_a.get(k)} new {acc_b.get(k)} {'same' if same else 'DIFFERENT'}")
+    for name in ("scoreboard.txt", "report.md"):
+        pa, pb = os.path.join(base_run, name), os.path.join(new_run, name)
+        if os.path.exists(pa) and os.path.exists(pb):
+            ha = [l for l in open(pa) if l.startswith("#")]
+            hb = [l for l in open(pb) if l.startswith("#")]
+            same = ha == hb
+            ok &= same
+            print(f"  {name} headings: {len(ha)} and {len(hb)}, {'same' if same else 'DIFFERENT'}")
+    return ok
+
+
+def peers(base_bin, rounds, models):
+    say(f"tools/peers/engine_vs_llama.py: base {base_bin} against build/roofline, {rounds} rounds each, interleaved")
+    new_bin = os.path.join(ROOT, "build", "roofline")
+    rows = []
+    for r in range(rounds):
+        for tag, binary in (("base", base_bin), ("new", new_bin)):
+            out = os.path.join(ROOT, "runs", f"arch_peers_{tag}_{r}.json")
+            cmd = [sys.executable, os.path.join(ROOT, "tools", "peers", "engine_vs_llama.py"),
+                   "--roofline", binary, "--out", out, "-r", "3"]
+            for m in models:
+                cmd += ["-m", m]
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            if p.returncode:
+                print(p.stdout[-2000:], p.stderr[-2000:])
+                return False
+            res = json.load(open(out))
+            for x in res if isinstance(res, list) else [res]:
+                ra = x["ratios"]
+                rows.append((tag, r, x["model"], ra["tg128"], ra["pp512"]))
+                print(f"  round {r} {tag:4s} {os.path.basename(x['model'])}: decode tg128 "
+                      f"{x['roofline']['tg128']:.1f} tok/s (llama {x['llama_cpp']['tg128']:.1f}, ratio "
+                      f"{ra['tg128']:.3f}), prefill pp512 {x['roofline']['pp512']:.1f} tok/s (llama "
+                      f"{x['llama_cpp']['pp512']:.1f}, ratio {ra['pp512']:.3f}), membw "
+                      f"{x['membw'].get('median_gbs', 0):.1f} GB/s", flush=True)
+    for tag in ("base", "new"):
+        d = [x[3] for x in rows if x[0] == tag and x[3] is not None]
+        p = [x[4] for x in rows if x[0] == tag and x[4] is not None]
+        if d and p:
+            print(f"  {tag}: decode ratio median {statistics.median(d):.3f} (range {min(d):.3f}-{max(d):.3f}), "
+                  f"prefill ratio median {statistics.median(p):.3f} (range {min(p):.3f}-{max(p):.3f})")
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--base-run")
+    ap.add_argument("--new-run")
+    ap.add_argument("--base-bin")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("-m", "--model", action="append")
+    args = ap.parse_args()
+    ok = layer_graph()
+    ok &= enforced(args.build)
+    ok &= sizes(args.build)
+    if args.base_run and args.new_run:
+        ok &= scoreboard(args.base_run, args.new_run)
+    if args.base_bin:
+        ok &= peers(args.base_bin, args.rounds, args.model or ["qwen2.5-coder-0.5b"])
+    print("\narch_acceptance: " + ("every check passed" if ok else "a check FAILED"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
