@@ -10,13 +10,22 @@
 
 typedef rf_jr ctx;
 
-typedef enum fkind { F_OBJ, F_INT, F_NUM, F_STR, F_BOOL, F_CUSTOM } fkind;
+/* How a field is stored (and read and written, unless the row has its own parse and save). */
+typedef enum fkind {
+    F_OBJ,    /* a section: the rows whose sect is this row's path */
+    F_INT,    /* int32_t */
+    F_U64,    /* uint64_t, read as an integer in [lo, hi] */
+    F_NUM,    /* double */
+    F_STR,    /* const char *, into the file's tree */
+    F_BOOL,   /* bool */
+    F_CUSTOM, /* only the row's parse and save know */
+} fkind;
 
 enum {
     IF_SET = 1u << 0,    /* written to run.json only when set (non-zero, true) */
     INVERTED = 1u << 1,  /* F_BOOL: stored as its negation ("stream" in no_stream) */
-    MAY_BLANK = 1u << 2, /* F_STR: a blank string is accepted */
-    NOT_SAVED = 1u << 3, /* never written to run.json (a short form of another field) */
+    NOT_SAVED = 1u << 2, /* never written to run.json (a short form of another field) */
+    DEF_KEPT = 1u << 3,  /* F_STR: def is the value a new description holds */
 };
 
 typedef struct field field;
@@ -28,9 +37,12 @@ struct field {
     double lo, hi;
     unsigned flags;
     const char *type; /* the help's JSON type, for F_OBJ and F_CUSTOM */
-    const char *def;  /* the default, as the help shows it, or NULL */
+    const char *def;  /* the default as the help shows it; for F_INT, F_U64, F_NUM and F_BOOL
+                       * outside backends[] also the value rf_run_desc_defaults stores (the
+                       * number it starts with, or "true"); NULL: none (zero) */
     const char *help;
-    /* F_CUSTOM: reads key of obj (absent is fine) into base; writes it into o */
+    /* when set, read key of obj (absent is fine) into base / write it into o, instead of the
+     * kind's own way (F_CUSTOM: always set) */
     rf_status (*parse)(ctx *c, const field *f, json_t *obj, const char *path, void *base);
     void (*save)(json_t *o, const field *f, const void *base);
     /* F_OBJ: whether run.json has the section (NULL: always); its checks once read */
@@ -178,25 +190,7 @@ static void save_levels(json_t *o, const field *f, const void *base) {
     json_object_set_new(o, f->key, lv);
 }
 
-static rf_status parse_seed(ctx *c, const field *f, json_t *obj, const char *path, void *base) {
-    uint64_t *seed = AT(base, f, uint64_t);
-    int v = (int)*seed;
-    rf_status st = rf_jr_i32(c, obj, path, f->key, 0, (int32_t)f->lo, (int32_t)f->hi, &v);
-    *seed = (uint64_t)v;
-    return st;
-}
-
-static void save_seed(json_t *o, const field *f, const void *base) {
-    json_object_set_new(o, f->key, json_integer((json_int_t)*AT_C(base, f, uint64_t)));
-}
-
-/* accuracy.questions and agent.task: the data file, saved resolved */
-static rf_status parse_data_file(ctx *c, const field *f, json_t *obj, const char *path,
-                                 void *base) {
-    return rf_jr_str(c, obj, path, f->key, RF_JR_NULLABLE | RF_JR_NONEMPTY,
-                     AT(base, f, const char *));
-}
-
+/* accuracy.questions and agent.task: the data file, saved resolved (def: under data/) */
 static void save_data_file(json_t *o, const field *f, const void *base) {
     char buf[RF_BENCH_PATH_MAX];
     const char *p = rf_bench_data_path(*AT_C(base, f, const char *), f->def, buf, sizeof buf, NULL);
@@ -273,10 +267,6 @@ static rf_status parse_membw(ctx *c, const field *f, json_t *obj, const char *pa
 static void save_str(json_t *o, const field *f, const void *base) {
     const char *v = *AT_C(base, f, const char *);
     if (v) json_object_set_new(o, f->key, json_string_nocheck(v));
-}
-
-static void save_bool(json_t *o, const field *f, const void *base) {
-    json_object_set_new(o, f->key, json_boolean(*AT_C(base, f, bool)));
 }
 
 /* backends[i].max_reply_bytes: a whole number of bytes (0: the default) */
@@ -439,9 +429,10 @@ static const field g_fields[] = {
     {"backends[]", "retry_cap_s", F_NUM, BC(retry_cap_s), 0, 3600, .def = "0: 20",
      .help = "the longest back-off"},
     {"backends[]", "max_reply_bytes", F_CUSTOM, BC(max_reply_bytes), 0, (double)((int64_t)1 << 40),
-     0, "integer", "1048576", "reply text kept per request; more is counted, not kept",
-     parse_reply_cap, save_reply_cap, NULL, NULL},
-    {"backends[]", "extra_body", F_CUSTOM, BC(extra_body), .type = "object",
+     .type = "integer in [0, 2^40]", .def = "0: 1048576",
+     .help = "reply text kept per request; more is counted, not kept", .parse = parse_reply_cap,
+     .save = save_reply_cap},
+    {"backends[]", "extra_body", F_STR, BC(extra_body), .type = "object",
      .help = "merged into every HTTP request body, e.g. {\"cache_prompt\": false}",
      .parse = parse_extra_body, .save = save_extra_body},
     {"backends[]", "price", F_OBJ, .type = "object", .help = "what the backend costs"},
@@ -471,7 +462,7 @@ static const field g_fields[] = {
      .def = "0: unknown", .help = "or the bytes read per decoded token, given"},
     {"backends[]", "widen", F_BOOL, BC(widen), .flags = IF_SET, .def = "false",
      .help = "the engine's widened matmul path (local only)"},
-    {"backends[]", "variant", F_CUSTOM, B(variant), .type = "string",
+    {"backends[]", "variant", F_STR, B(variant),
      .help = "a precision-study variant (shipped, q8_0, bf16, f16, q4_0, widen)",
      .parse = parse_variant, .save = save_str},
     {"backends[]", "stream", F_BOOL, B(no_stream), .flags = IF_SET | INVERTED, .def = "true",
@@ -483,7 +474,9 @@ static const field g_fields[] = {
     {"speed", "runs", F_INT, D(speed_runs), 1, 1000, .def = "3", .help = "speed runs"},
     {"speed", "max_tokens", F_INT, D(speed_tokens), 1, 1 << 20, .def = "512",
      .help = "tokens per run"},
-    {"speed", "prompt", F_STR, D(speed_prompt), .def = "a story prompt", .help = "the prompt"},
+    {"speed", "prompt", F_STR, D(speed_prompt), .flags = DEF_KEPT,
+     .def = "Write a long story about a lighthouse keeper who finds a message in a bottle.",
+     .help = "the prompt"},
     {"", "load", F_OBJ, .type = "object", .help = "the load suite", .finish = finish_load},
     {"load", "levels", F_CUSTOM, 0, .type = "array of 1 to 16 integers in [1, 4096]",
      .def = "[1, 4, 16]", .help = "concurrency levels", .parse = parse_levels, .save = save_levels},
@@ -499,23 +492,22 @@ static const field g_fields[] = {
      .help = "requests in the Poisson run"},
     {"load", "max_concurrency", F_INT, D(rate_max_concurrency), 0, 1 << 20, .def = "0: none",
      .help = "cap on in-flight requests in the Poisson run"},
-    {"load", "seed", F_CUSTOM, D(rate_seed), 0, 1 << 30, 0, "integer", "1",
-     "the Poisson schedule's seed", parse_seed, save_seed, NULL, NULL},
+    {"load", "seed", F_U64, D(rate_seed), 0, 1 << 30, .def = "1",
+     .help = "the Poisson schedule's seed"},
     {"", "accuracy", F_OBJ, .type = "object", .help = "the accuracy suite"},
-    {"accuracy", "questions", F_CUSTOM, D(questions), 0, 0, 0, "string", "accuracy/seed40.jsonl",
-     "the question file (JSONL; under data/ by default)", parse_data_file, save_data_file, NULL,
-     NULL},
+    {"accuracy", "questions", F_STR, D(questions), .def = "accuracy/seed40.jsonl",
+     .help = "the question file (JSONL)", .save = save_data_file},
     {"accuracy", "max_tokens", F_INT, D(accuracy_tokens), 1, 1 << 20, .def = "48",
      .help = "tokens per answer"},
     {"accuracy", "concurrency", F_INT, D(accuracy_concurrency), 1, 4096, .def = "8",
      .help = "requests in flight"},
     {"", "agent", F_OBJ, .type = "object", .help = "the agent suite"},
-    {"agent", "task", F_CUSTOM, D(agent_task), 0, 0, 0, "string", "agent/count_ids.json",
-     "the agent task (under data/ by default)", parse_data_file, save_data_file, NULL, NULL},
+    {"agent", "task", F_STR, D(agent_task), .def = "agent/count_ids.json", .help = "the agent task",
+     .save = save_data_file},
     {"agent", "runs", F_INT, D(agent_runs), 1, 1000, IF_SET, .def = "the task's, 3",
      .help = "runs per backend"},
     {"", "probe", F_OBJ, .type = "object", .help = "the probe suite"},
-    {"probe", "question", F_STR, D(probe_question),
+    {"probe", "question", F_STR, D(probe_question), .flags = DEF_KEPT,
      .def = "What is the capital of France? Answer with one word.", .help = "the question"},
     {"", "aba", F_OBJ, .type = "object", .help = "an A/B/A comparison of two backends",
      .present = has_aba, .finish = finish_aba},
@@ -537,9 +529,8 @@ static const field g_fields[] = {
      .help = "speed, load, accuracy, agent", .parse = parse_study_suites,
      .save = save_study_suites},
     {"", "out", F_STR, D(out_dir), .def = "runs/<UTC time>-<ms>", .help = "the run directory"},
-    {"", "membw", F_CUSTOM, D(membw), .type = "boolean", .def = "true",
-     .help = "measure the memory bandwidth for local backends", .parse = parse_membw,
-     .save = save_bool},
+    {"", "membw", F_BOOL, D(membw), .def = "true",
+     .help = "measure the memory bandwidth for local backends", .parse = parse_membw},
     {"", "slo", F_OBJ, .type = "object", .help = "goodput SLOs for the report", .present = has_slo},
     {"slo", "ttft_ms", F_NUM, D(slo_ttft_ms), 0, 1e9, IF_SET, .def = "0: none",
      .help = "time to first token"},
@@ -569,17 +560,27 @@ static rf_status parse_section(ctx *c, json_t *obj, const char *sect, const char
     for (size_t k = 0; k < N_FIELDS && !st; k++) {
         const field *f = &g_fields[k];
         if (strcmp(f->sect, sect)) continue;
+        if (f->parse && f->kind != F_OBJ) {
+            st = f->parse(c, f, obj, path, base);
+            continue;
+        }
         switch (f->kind) {
         case F_INT:
             st = rf_jr_i32(c, obj, path, f->key, 0, (int32_t)f->lo, (int32_t)f->hi,
                            AT(base, f, int32_t));
             break;
+        case F_U64: {
+            uint64_t *u = AT(base, f, uint64_t);
+            int32_t v = (int32_t)*u;
+            st = rf_jr_i32(c, obj, path, f->key, 0, (int32_t)f->lo, (int32_t)f->hi, &v);
+            *u = (uint64_t)v;
+            break;
+        }
         case F_NUM:
             st = rf_jr_num(c, obj, path, f->key, 0, f->lo, f->hi, AT(base, f, double));
             break;
         case F_STR:
-            st = rf_jr_str(c, obj, path, f->key,
-                           RF_JR_NULLABLE | (f->flags & MAY_BLANK ? 0 : RF_JR_NONEMPTY),
+            st = rf_jr_str(c, obj, path, f->key, RF_JR_NULLABLE | RF_JR_NONEMPTY,
                            AT(base, f, const char *));
             break;
         case F_BOOL: {
@@ -589,7 +590,6 @@ static rf_status parse_section(ctx *c, json_t *obj, const char *sect, const char
             break;
         }
         case F_CUSTOM:
-            st = f->parse(c, f, obj, path, base);
             break;
         case F_OBJ: {
             json_t *child = json_object_get(obj, f->key);
@@ -614,12 +614,19 @@ static void save_section(json_t *o, const char *sect, const void *base) {
     for (size_t k = 0; k < N_FIELDS; k++) {
         const field *f = &g_fields[k];
         if (strcmp(f->sect, sect) || f->flags & NOT_SAVED) continue;
+        if (f->save && f->kind != F_OBJ) {
+            f->save(o, f, base);
+            continue;
+        }
         switch (f->kind) {
         case F_INT: {
             int32_t v = *AT_C(base, f, int32_t);
             if (v || !(f->flags & IF_SET)) json_object_set_new(o, f->key, json_integer(v));
             break;
         }
+        case F_U64:
+            json_object_set_new(o, f->key, json_integer((json_int_t)*AT_C(base, f, uint64_t)));
+            break;
         case F_NUM: {
             double v = *AT_C(base, f, double);
             if (v > 0 || !(f->flags & IF_SET)) json_object_set_new(o, f->key, json_real(v));
@@ -635,7 +642,6 @@ static void save_section(json_t *o, const char *sect, const void *base) {
             break;
         }
         case F_CUSTOM:
-            if (f->save) f->save(o, f, base);
             break;
         case F_OBJ: {
             if (f->present && !f->present(base)) break;
@@ -703,18 +709,55 @@ void rf_runfile_fields_to_json(json_t *o, const rf_run_desc *d) {
     save_section(o, "", d);
 }
 
+/* ---- defaults ---- */
+
+void rf_run_desc_defaults(rf_run_desc *d) {
+    memset(d, 0, sizeof *d);
+    for (size_t k = 0; k < N_FIELDS; k++) {
+        const field *f = &g_fields[k];
+        if (!f->def || !strncmp(f->sect, "backends", 8)) continue; /* a backend starts zeroed */
+        char *end = NULL;
+        double v = strtod(f->def, &end);
+        if (end == f->def) v = 0;
+        switch (f->kind) {
+        case F_INT:
+            *AT(d, f, int32_t) = (int32_t)v;
+            break;
+        case F_U64:
+            *AT(d, f, uint64_t) = (uint64_t)v;
+            break;
+        case F_NUM:
+            *AT(d, f, double) = v;
+            break;
+        case F_BOOL:
+            *AT(d, f, bool) = !strcmp(f->def, "true") != !!(f->flags & INVERTED);
+            break;
+        case F_STR:
+            if (f->flags & DEF_KEPT) *AT(d, f, const char *) = f->def;
+            break;
+        default:
+            break;
+        }
+    }
+    static const int levels[] = {1, 4, 16}; /* load.levels' default */
+    memcpy(d->levels, levels, sizeof levels);
+    d->n_levels = 3;
+    d->progress = true;
+}
+
 /* ---- help ---- */
 
 static const char *type_of(const field *f, char *buf, size_t cap) {
     switch (f->kind) {
     case F_INT:
+    case F_U64:
         snprintf(buf, cap, "integer in [%.0f, %.0f]", f->lo, f->hi);
         return buf;
     case F_NUM:
         snprintf(buf, cap, "number in [%g, %g]", f->lo, f->hi);
         return buf;
     case F_STR:
-        return "string";
+        return f->type ? f->type : "string";
     case F_BOOL:
         return "boolean";
     default:
@@ -733,10 +776,17 @@ void rf_runfile_fields_help(FILE *out) {
             snprintf(path, sizeof path, "%s[]", f->key);
         const char *def = f->def;
         char db[96];
-        if (f->kind == F_CUSTOM && f->save == save_data_file) /* def: under the data directory */
+        if (f->save == save_data_file) /* def: under the data directory */
             def = (snprintf(db, sizeof db, "data/%s", f->def), db);
+        bool req = def && !strcmp(def, "required");
         snprintf(text, sizeof text, "%s%s%s%s: %s", type_of(f, tb, sizeof tb),
-                 def ? " (default " : "", def ? def : "", def ? ")" : "", f->help);
+                 req   ? ", required"
+                 : def ? " (default "
+                       : "",
+                 req   ? ""
+                 : def ? def
+                       : "",
+                 def && !req ? ")" : "", f->help);
         rf_opt_help_item(out, path, text, 36);
     }
     fputs("Several --run files merge in order: a key of a later file replaces the earlier value\n"
