@@ -59,7 +59,8 @@ int cli_quantize(int argc, char **argv) {
     };
     const rf_opt_spec spec = {
         .prog = "roofline quantize",
-        .args = "IN.gguf OUT.gguf",
+        .usage = "IN.gguf OUT.gguf --type T [--embeddings T2] [--keep-mixed] [--force]\n"
+                 "                         [--threads N]",
         .about = "Rewrites IN's weight matrices as T, as llama.cpp's llama-quantize does without "
                  "an\nimportance matrix (norms and 1-D tensors stay as they are; all metadata is "
                  "kept;\ngeneral.file_type is updated). OUT is written atomically: nothing is "

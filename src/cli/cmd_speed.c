@@ -147,37 +147,38 @@ static rf_status parse_isa(void *dest, const char *opt, const char *v, rf_error 
     return RF_OK;
 }
 
-int cli_speed(int argc, char **argv) {
-    speed_opts o = {.pp = 512, .tg = 128, .reps = 5, .isa = -1, .head = RF_OUT_LOGITS};
-    o.bs[0] = 1, o.bs[1] = 4, o.bs[2] = 16, o.n_bs = 3;
+/* The options into *o: -1 to go on, else the exit status (help printed, or an error). */
+static int parse_opts(int argc, char **argv, speed_opts *o) {
+    *o = (speed_opts){.pp = 512, .tg = 128, .reps = 5, .isa = -1, .head = RF_OUT_LOGITS};
+    o->bs[0] = 1, o->bs[1] = 4, o->bs[2] = 16, o->n_bs = 3;
     char b_help[200];
     snprintf(b_help, sizeof b_help,
              "batched decode: aggregate tok/s of B sequences stepping together, each after a "
              "16-token prompt, N steps (default 1,4,16; at most %d)",
              MAX_B);
     const rf_opt opts[] = {
-        {NULL, "-m", RF_OPT_STRING, RF_OPT_DEST(o.model), .metavar = "MODEL",
+        {NULL, "-m", RF_OPT_STRING, RF_OPT_DEST(o->model), .metavar = "MODEL",
          .help = "GGUF file or embedded model's name (default: the embedded model)"},
-        {NULL, "-t", RF_OPT_INT, RF_OPT_DEST(o.threads), .lo = 1, .hi = 1024, .metavar = "THREADS",
+        {NULL, "-t", RF_OPT_INT, RF_OPT_DEST(o->threads), .lo = 1, .hi = 1024, .metavar = "THREADS",
          .help = "threads (default: physical cores)"},
-        {NULL, "-p", RF_OPT_INT, RF_OPT_DEST(o.pp), .lo = 0, .hi = 16384, .metavar = "N",
+        {NULL, "-p", RF_OPT_INT, RF_OPT_DEST(o->pp), .lo = 0, .hi = 16384, .metavar = "N",
          .help = "prompt processing: one batch of N tokens (default 512; 0 skips)"},
-        {NULL, "-n", RF_OPT_INT, RF_OPT_DEST(o.tg), .lo = 0, .hi = 16384, .metavar = "N",
+        {NULL, "-n", RF_OPT_INT, RF_OPT_DEST(o->tg), .lo = 0, .hi = 16384, .metavar = "N",
          .help = "text generation: N single-token steps with full logits (default 128; 0 skips)"},
-        {NULL, "-b", RF_OPT_STRING, .dest = &o, .fn = parse_list, .metavar = "B[,B...]",
+        {NULL, "-b", RF_OPT_STRING, .dest = o, .fn = parse_list, .metavar = "B[,B...]",
          .help = b_help},
-        {NULL, "-r", RF_OPT_INT, RF_OPT_DEST(o.reps), .lo = 1, .hi = MAX_RUNS, .metavar = "REPS",
+        {NULL, "-r", RF_OPT_INT, RF_OPT_DEST(o->reps), .lo = 1, .hi = MAX_RUNS, .metavar = "REPS",
          .help = "repetitions (default 5)"},
-        {"--head", NULL, RF_OPT_STRING, .dest = &o.head, .fn = parse_head, .metavar = "logits|top",
+        {"--head", NULL, RF_OPT_STRING, .dest = &o->head, .fn = parse_head, .metavar = "logits|top",
          .help = "what the decode steps compute: all logits (default, as llama-bench) or the top "
                  "candidates only (what greedy and top-k sampling need)"},
-        {"--kernels", NULL, RF_OPT_STRING, .dest = &o.isa, .fn = parse_isa, .metavar = "K",
+        {"--kernels", NULL, RF_OPT_STRING, .dest = &o->isa, .fn = parse_isa, .metavar = "K",
          .help = "kernel set: scalar, avx2, avx512, neon (default: the best this CPU runs)"},
-        {"--json", NULL, RF_OPT_TRUE, RF_OPT_DEST(o.json), .help = "print the figures as JSON"},
-        {"--profile", NULL, RF_OPT_TRUE, RF_OPT_DEST(o.profile),
+        {"--json", NULL, RF_OPT_TRUE, RF_OPT_DEST(o->json), .help = "print the figures as JSON"},
+        {"--profile", NULL, RF_OPT_TRUE, RF_OPT_DEST(o->profile),
          .help = "after the measured runs, one more of tg and of each B with the time of each "
                  "stage per decode step (to stderr; the figures above exclude it)"},
-        {"--widen", NULL, RF_OPT_TRUE, RF_OPT_DEST(o.widen),
+        {"--widen", NULL, RF_OPT_TRUE, RF_OPT_DEST(o->widen),
          .help = "every matmul decodes its weight rows to floats on every call and multiplies in "
                  "floats (the widened path), instead of the native integer kernels"},
     };
@@ -188,7 +189,12 @@ int cli_speed(int argc, char **argv) {
         .opts = opts,
         .n_opts = sizeof opts / sizeof opts[0],
     };
-    int rc = cli_opts("speed", &spec, argc, argv);
+    return cli_opts("speed", &spec, argc, argv);
+}
+
+int cli_speed(int argc, char **argv) {
+    speed_opts o;
+    int rc = parse_opts(argc, argv, &o);
     if (rc >= 0) return rc;
     o.model = cli_model("speed", o.model);
     if (!o.model) return RF_EXIT_BAD_INPUT;
