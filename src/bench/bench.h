@@ -131,6 +131,7 @@ typedef struct rf_run_desc {
     const char *data_dir; /* where default data files live */
 } rf_run_desc;
 
+/* The defaults of every field (the run-file field table, runfile_fields.c). */
 void rf_run_desc_defaults(rf_run_desc *d);
 
 typedef struct rf_bench rf_bench;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "roofline/status.h"
+#include "util/opt.h"
 
 struct rf_context;
 
@@ -27,10 +28,10 @@ void cli_errorf(const char *verb, const char *fmt, ...) __attribute__((format(pr
  * 1 otherwise. */
 int cli_exit_for(rf_status st);
 
-/* Parses a whole decimal/float argument; false (with a message) when it is not one. */
-bool cli_parse_int(const char *verb, const char *opt, const char *s, long lo, long hi, long *out);
-bool cli_parse_float(const char *verb, const char *opt, const char *s, double lo, double hi,
-                     double *out);
+/* Parses a verb's argv with its option table (util/opt.h): -1 to go on; RF_EXIT_OK after
+ * printing the help (rf_opt_help) to stdout; RF_EXIT_BAD_INPUT after printing the error as
+ * "roofline VERB: ...". */
+int cli_opts(const char *verb, const rf_opt_spec *spec, int argc, char **argv);
 
 /* Raises the soft descriptor limit (often 1024) to the hard one, so a thousand streams or
  * connections are not refused by this process's own default; prints why when it cannot. */

@@ -9,64 +9,55 @@
 #include "report/cost.h"
 #include "util/json_dump.h"
 
-static void help(FILE *f) {
-    fputs("usage: roofline cost [--usd-per-hour H | --usd-per-month M] [--tok-s T]\n"
-          "                     [--per-token IN,OUT] [--ratio R] [--json]\n"
-          "\n"
-          "The seeds' cost model: $/M output tokens = $/hour / (tok/s x 3600) x 1e6; 24x7\n"
-          "$/month = $/hour x 730; a per-token price blended at R input tokens per output token\n"
-          "(default 5) is OUT + R x IN $/M output; break-even = $/month / (blended x 1e-6) /\n"
-          "(730 x 3600) output tok/s sustained. Example (seed 000, EC2 g6.xlarge against\n"
-          "Bedrock Nova Micro):\n"
-          "  roofline cost --usd-per-hour 0.8048 --tok-s 131.9 --per-token 0.035,0.14 --ratio 5\n",
-          f);
+/* --per-token IN,OUT: dest is double[2] */
+static rf_status per_token(void *dest, const char *opt, const char *v, rf_error *err) {
+    double *io = dest;
+    char *end = NULL;
+    io[0] = strtod(v, &end);
+    bool ok = end != v && *end == ',' && io[0] >= 0 && isfinite(io[0]);
+    const char *o2 = end && *end == ',' ? end + 1 : "";
+    char *end2 = NULL;
+    io[1] = strtod(o2, &end2);
+    if (!*o2 || *end2 || !(io[1] > 0) || !isfinite(io[1])) ok = false;
+    if (!ok)
+        return rf_error_set(err, RF_ERR_ARG,
+                            "%s expects IN,OUT in $ per million tokens (e.g. 0.035,0.14), got '%s'",
+                            opt, v);
+    return RF_OK;
 }
 
 int cli_cost(int argc, char **argv) {
-    double hour = NAN, month = NAN, tok_s = NAN, in = NAN, out = NAN, ratio = 5;
+    double hour = NAN, month = NAN, tok_s = NAN, io[2] = {NAN, NAN}, ratio = 5;
     bool json = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            help(stdout);
-            return RF_EXIT_OK;
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-            continue;
-        }
-        if (!v) {
-            cli_errorf("cost", "'%s' needs a value (roofline cost --help)", a);
-            return RF_EXIT_BAD_INPUT;
-        }
-        i++;
-        bool ok = true;
-        if (!strcmp(a, "--usd-per-hour"))
-            ok = cli_parse_float("cost", a, v, 1e-9, 1e6, &hour);
-        else if (!strcmp(a, "--usd-per-month"))
-            ok = cli_parse_float("cost", a, v, 1e-9, 1e9, &month);
-        else if (!strcmp(a, "--tok-s"))
-            ok = cli_parse_float("cost", a, v, 1e-9, 1e12, &tok_s);
-        else if (!strcmp(a, "--ratio"))
-            ok = cli_parse_float("cost", a, v, 0, 1e6, &ratio);
-        else if (!strcmp(a, "--per-token")) {
-            char *end = NULL;
-            in = strtod(v, &end);
-            if (end == v || *end != ',' || !(in >= 0) || !isfinite(in)) ok = false;
-            const char *o2 = end && *end == ',' ? end + 1 : "";
-            char *end2 = NULL;
-            out = strtod(o2, &end2);
-            if (!*o2 || *end2 || !(out > 0) || !isfinite(out)) ok = false;
-            if (!ok)
-                cli_errorf("cost",
-                           "--per-token expects IN,OUT in $ per million tokens (e.g. "
-                           "0.035,0.14), got '%s'",
-                           v);
-        } else {
-            cli_errorf("cost", "unknown option '%s' (roofline cost --help)", a);
-            ok = false;
-        }
-        if (!ok) return RF_EXIT_BAD_INPUT;
-    }
+    const rf_opt opts[] = {
+        {"--usd-per-hour", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(hour), .lo = 1e-9, .hi = 1e6,
+         .metavar = "H", .help = "the instance's price in $ per hour"},
+        {"--usd-per-month", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(month), .lo = 1e-9, .hi = 1e9,
+         .metavar = "M", .help = "or its price in $ per month (24x7)"},
+        {"--tok-s", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(tok_s), .lo = 1e-9, .hi = 1e12, .metavar = "T",
+         .help = "output tokens per second the instance sustains"},
+        {"--per-token", NULL, RF_OPT_STRING, .dest = io, .fn = per_token, .metavar = "IN,OUT",
+         .help = "a per-token price to compare with: $ per million input and output tokens"},
+        {"--ratio", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(ratio), .lo = 0, .hi = 1e6, .metavar = "R",
+         .help = "input tokens per output token for the blended per-token price (default 5)"},
+        {"--json", NULL, RF_OPT_TRUE, RF_OPT_DEST(json), .help = "print the figures as JSON"},
+    };
+    const rf_opt_spec spec = {
+        .prog = "roofline cost",
+        .about =
+            "The seeds' cost model: $/M output tokens = $/hour / (tok/s x 3600) x 1e6; 24x7\n"
+            "$/month = $/hour x 730; a per-token price blended at R input tokens per output token\n"
+            "(default 5) is OUT + R x IN $/M output; break-even = $/month / (blended x 1e-6) /\n"
+            "(730 x 3600) output tok/s sustained. Example (seed 000, EC2 g6.xlarge against\n"
+            "Bedrock Nova Micro):\n"
+            "  roofline cost --usd-per-hour 0.8048 --tok-s 131.9 --per-token 0.035,0.14 --ratio "
+            "5\n",
+        .opts = opts,
+        .n_opts = sizeof opts / sizeof opts[0],
+    };
+    int rc = cli_opts("cost", &spec, argc, argv);
+    if (rc >= 0) return rc;
+    double in = io[0], out = io[1];
     if (isnan(hour) && isnan(month) && isnan(out)) {
         cli_errorf("cost", "give --usd-per-hour, --usd-per-month or --per-token (roofline cost "
                            "--help)");

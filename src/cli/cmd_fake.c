@@ -1,4 +1,4 @@
-/* cmd_fake.c: `roofline fake-backend`: runs the bench's fake OpenAI backend (src/bench/
+/* cmd_fake.c: `roofline fake-backend`: runs the bench's fake OpenAI backend (src/fake/
  * fake_server.h) until SIGINT or SIGTERM, then stops it and prints its counters.
  * The signals are blocked before the server starts, so its threads inherit the mask and the
  * main thread takes them with sigwait: no handler, no async-signal-safety concerns. */
@@ -9,82 +9,70 @@
 #include "fake/fake_server.h"
 #include "cli.h"
 
-static void usage(void) {
-    printf("usage: roofline fake-backend [--port N] [--ttft-ms X] [--gap-ms Y] [--tokens N]\n"
-           "         [--tokens-per-chunk K] [--no-usage] [--fault KIND] [--fault-rate R]\n"
-           "         [--fault-after K] [--stall-ms X] [--model NAME] [--seed S]\n"
-           "A fake OpenAI-compatible server on 127.0.0.1 that streams a programmed schedule:\n"
-           "first content X ms after the request arrives (default 50), then one event every\n"
-           "Y ms (default 10); N tokens (default: the request's max_tokens, else 16) of text\n"
-           "\"tok \", K per event (default 1); usage on unless --no-usage. --fault injects KIND\n"
-           "(refuse, 500, 429, stall, truncate, invalid_json, error_event, wrong_tool_call,\n"
-           "wrong_tool_name) into a fraction R of the requests (default 1 with --fault).\n"
-           "Requests override all of this with a \"fake\" object (see src/fake/fake_server.h);\n"
-           "what they ask for is capped (1 MiB of content per stream event, 64 MiB per\n"
-           "non-stream body, 1024-byte names): a request over a cap gets a 400 naming the fields.\n"
-           "Port 0 (default) picks a free one. Prints 'listening on http://127.0.0.1:PORT/v1';\n"
-           "SIGINT or SIGTERM stops it and prints the counters.\n");
+static rf_status parse_fault(void *dest, const char *opt, const char *v, rf_error *err) {
+    if (!rf_fake_fault_parse(v, dest))
+        return rf_error_set(err, RF_ERR_ARG,
+                            "%s '%s' is not one of none, refuse, 500, 429, stall, truncate, "
+                            "invalid_json, error_event, wrong_tool_call, wrong_tool_name",
+                            opt, v);
+    return RF_OK;
 }
 
 int cli_fake(int argc, char **argv) {
     static const char *const verb = "fake-backend";
     rf_fake_params p = rf_fake_default_params();
-    bool rate_set = false;
-    long v;
-    double d;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage();
-            return RF_EXIT_OK;
-        } else if (!strcmp(a, "--no-usage")) {
-            p.usage = false;
-            continue;
-        } else if (!val) {
-            cli_errorf(verb, "unknown option or missing value '%s' (roofline %s --help)", a, verb);
-            return RF_EXIT_BAD_INPUT;
-        }
-        i++;
-        if (!strcmp(a, "--port")) {
-            if (!cli_parse_int(verb, a, val, 0, 65535, &v)) return RF_EXIT_BAD_INPUT;
-            p.port = (int)v;
-        } else if (!strcmp(a, "--ttft-ms")) {
-            if (!cli_parse_float(verb, a, val, 0, 600000, &p.ttft_ms)) return RF_EXIT_BAD_INPUT;
-        } else if (!strcmp(a, "--gap-ms")) {
-            if (!cli_parse_float(verb, a, val, 0, 600000, &p.gap_ms)) return RF_EXIT_BAD_INPUT;
-        } else if (!strcmp(a, "--tokens")) {
-            if (!cli_parse_int(verb, a, val, 0, 1000000, &v)) return RF_EXIT_BAD_INPUT;
-            p.tokens = (int32_t)v;
-        } else if (!strcmp(a, "--tokens-per-chunk")) {
-            if (!cli_parse_int(verb, a, val, 1, 10000, &v)) return RF_EXIT_BAD_INPUT;
-            p.tokens_per_chunk = (int32_t)v;
-        } else if (!strcmp(a, "--fault")) {
-            if (!rf_fake_fault_parse(val, &p.fault)) {
-                cli_errorf(verb,
-                           "--fault '%s' is not one of none, refuse, 500, 429, stall, truncate, "
-                           "invalid_json, error_event, wrong_tool_call, wrong_tool_name",
-                           val);
-                return RF_EXIT_BAD_INPUT;
-            }
-        } else if (!strcmp(a, "--fault-rate")) {
-            if (!cli_parse_float(verb, a, val, 0, 1, &d)) return RF_EXIT_BAD_INPUT;
-            p.fault_rate = d;
-            rate_set = true;
-        } else if (!strcmp(a, "--fault-after")) {
-            if (!cli_parse_int(verb, a, val, 0, 1000000, &v)) return RF_EXIT_BAD_INPUT;
-            p.fault_after = (int32_t)v;
-        } else if (!strcmp(a, "--stall-ms")) {
-            if (!cli_parse_float(verb, a, val, 0, 86400000, &p.stall_ms)) return RF_EXIT_BAD_INPUT;
-        } else if (!strcmp(a, "--model")) {
-            p.model = val;
-        } else if (!strcmp(a, "--seed")) {
-            if (!cli_parse_int(verb, a, val, 0, 0x7fffffffL, &v)) return RF_EXIT_BAD_INPUT;
-            p.seed = (uint64_t)v;
-        } else {
-            cli_errorf(verb, "unknown option '%s' (roofline %s --help)", a, verb);
-            return RF_EXIT_BAD_INPUT;
-        }
-    }
+    double rate = -1;
+    long seed = -1;
+    const rf_opt opts[] = {
+        {"--port", NULL, RF_OPT_INT, RF_OPT_DEST(p.port), .lo = 0, .hi = 65535, .metavar = "N",
+         .help = "the port on 127.0.0.1 (default 0: a free one)"},
+        {"--ttft-ms", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(p.ttft_ms), .lo = 0, .hi = 600000,
+         .metavar = "X", .help = "first content X ms after the request arrives (default 50)"},
+        {"--gap-ms", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(p.gap_ms), .lo = 0, .hi = 600000,
+         .metavar = "Y", .help = "then one event every Y ms (default 10)"},
+        {"--tokens", NULL, RF_OPT_INT, RF_OPT_DEST(p.tokens), .lo = 0, .hi = 1000000,
+         .metavar = "N", .help = "tokens per reply (default: the request's max_tokens, else 16)"},
+        {"--tokens-per-chunk", NULL, RF_OPT_INT, RF_OPT_DEST(p.tokens_per_chunk), .lo = 1,
+         .hi = 10000, .metavar = "K", .help = "tokens per event (default 1)"},
+        {"--no-usage", NULL, RF_OPT_FALSE, RF_OPT_DEST(p.usage),
+         .help = "no usage object in the replies"},
+        {"--fault", NULL, RF_OPT_STRING, .dest = &p.fault, .fn = parse_fault, .metavar = "KIND",
+         .help = "inject KIND: refuse, 500, 429, stall, truncate, invalid_json, error_event, "
+                 "wrong_tool_call, wrong_tool_name"},
+        {"--fault-rate", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(rate), .lo = 0, .hi = 1, .metavar = "R",
+         .help = "the fraction of requests that get the fault (default 1)"},
+        {"--fault-after", NULL, RF_OPT_INT, RF_OPT_DEST(p.fault_after), .lo = 0, .hi = 1000000,
+         .metavar = "K", .help = "content events before a mid-stream fault (default 2)"},
+        {"--stall-ms", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(p.stall_ms), .lo = 0, .hi = 86400000,
+         .metavar = "X", .help = "how long the stall fault stalls (default 60000)"},
+        {"--model", NULL, RF_OPT_STRING, RF_OPT_DEST(p.model), .metavar = "NAME",
+         .help = "the served model id (default fake-model)"},
+        {"--seed", NULL, RF_OPT_INT, RF_OPT_DEST(seed), .lo = 0, .hi = 0x7fffffffL, .metavar = "S",
+         .help = "the seed of the fault draw (default 1)"},
+    };
+    const rf_opt_spec spec = {
+        .prog = "roofline fake-backend",
+        .about =
+            "A fake OpenAI-compatible server on 127.0.0.1 that streams a programmed schedule:\n"
+            "first content X ms after the request arrives (default 50), then one event every\n"
+            "Y ms (default 10); N tokens (default: the request's max_tokens, else 16) of text\n"
+            "\"tok \", K per event (default 1); usage on unless --no-usage. --fault injects KIND\n"
+            "(refuse, 500, 429, stall, truncate, invalid_json, error_event, wrong_tool_call,\n"
+            "wrong_tool_name) into a fraction R of the requests (default 1 with --fault).\n"
+            "Requests override all of this with a \"fake\" object (see src/fake/fake_server.h);\n"
+            "what they ask for is capped (1 MiB of content per stream event, 64 MiB per\n"
+            "non-stream body, 1024-byte names): a request over a cap gets a 400 naming the "
+            "fields.\n"
+            "Port 0 (default) picks a free one. Prints 'listening on http://127.0.0.1:PORT/v1';\n"
+            "SIGINT or SIGTERM stops it and prints the counters.\n",
+        .opts = opts,
+        .n_opts = sizeof opts / sizeof opts[0],
+    };
+    int rc = cli_opts(verb, &spec, argc, argv);
+    if (rc >= 0) return rc;
+    bool rate_set = rate >= 0;
+    if (rate_set) p.fault_rate = rate;
+    if (seed >= 0) p.seed = (uint64_t)seed;
     if (p.fault != RF_FAKE_FAULT_NONE && !rate_set) p.fault_rate = 1;
 
     sigset_t set;

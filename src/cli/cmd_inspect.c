@@ -145,7 +145,7 @@ static const char *commas(uint64_t v, char *buf, size_t cap) {
 
 typedef struct inspect_opts {
     const char *path;
-    int show_tensors;
+    bool show_tensors;
     long ctx; /* -1: the default */
     double bw;
     double mem_gib; /* 0: this machine's memory */
@@ -478,58 +478,59 @@ static int inspect_safetensors(const inspect_opts *o) {
     return rc;
 }
 
+static rf_status kv_dtype(void *dest, const char *opt, const char *v, rf_error *err) {
+    if (!rf_kv_dtype_parse(v, dest))
+        return rf_error_set(err, RF_ERR_ARG,
+                            "%s expects f16, bf16, f32, fp8, q8_0 or q4_0, got '%s'", opt, v);
+    return RF_OK;
+}
+
+/* PATH: the last one counts, as -m */
+static rf_status set_path(void *ctx, const char *arg, rf_error *err) {
+    (void)err;
+    *(const char **)ctx = arg;
+    return RF_OK;
+}
+
 int cli_inspect(int argc, char **argv) {
-    inspect_opts o = {.show_tensors = 1, .ctx = -1, .util = 0.9, .kv = RF_KV_F16};
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: roofline inspect [PATH] [--no-tensors] [--ctx N] [--bw GBS]\n"
-                   "                        [--mem-gib G] [--util U] [--kv-dtype T]\n"
-                   "PATH: a GGUF file, a .safetensors file, a model.safetensors.index.json, or a\n"
-                   "directory holding one (only headers are read). Prints the header, metadata,\n"
-                   "tensor table and dtype mix; the memory by role; the bytes read per decoded\n"
-                   "token by role at context N and the roofline ceiling tok/s = read bandwidth /\n"
-                   "bytes per token; and the KV cache capacity as vLLM counts it:\n"
-                   "  KV cache: T tokens; maximum concurrency X.XXx for N tokens per request\n"
-                   "with budget = G GiB x U - weights.\n"
-                   "  --ctx N       context / request length (default min(trained context, 4096))\n"
-                   "  --bw GBS      read bandwidth in GB/s (1e9 B/s; default: measured)\n"
-                   "  --mem-gib G   memory in GiB (2^30 B; default: this machine's memory)\n"
-                   "  --util U      fraction of the memory used, in (0, 1] (default 0.9, vLLM's)\n"
-                   "  --kv-dtype T  f16 (default), bf16, f32, fp8, q8_0, q4_0\n"
-                   "PATH defaults to the embedded model (%s).\n",
-                   cli_default_model());
-            return RF_EXIT_OK;
-        } else if (strcmp(argv[i], "--no-tensors") == 0) {
-            o.show_tensors = 0;
-        } else if (strcmp(argv[i], "--ctx") == 0 && i + 1 < argc) {
-            if (!cli_parse_int("inspect", "--ctx", argv[++i], 0, (long)RF_KV_MAX_CTX, &o.ctx))
-                return RF_EXIT_BAD_INPUT;
-        } else if (strcmp(argv[i], "--bw") == 0 && i + 1 < argc) {
-            if (!cli_parse_float("inspect", "--bw", argv[++i], 0.001, 1e6, &o.bw))
-                return RF_EXIT_BAD_INPUT;
-        } else if (strcmp(argv[i], "--mem-gib") == 0 && i + 1 < argc) {
-            if (!cli_parse_float("inspect", "--mem-gib", argv[++i], 0.001, 1e6, &o.mem_gib))
-                return RF_EXIT_BAD_INPUT;
-        } else if (strcmp(argv[i], "--util") == 0 && i + 1 < argc) {
-            if (!cli_parse_float("inspect", "--util", argv[++i], 0.01, 1, &o.util))
-                return RF_EXIT_BAD_INPUT;
-        } else if (strcmp(argv[i], "--kv-dtype") == 0 && i + 1 < argc) {
-            if (!rf_kv_dtype_parse(argv[++i], &o.kv)) {
-                cli_errorf("inspect",
-                           "--kv-dtype expects f16, bf16, f32, fp8, q8_0 or q4_0, got "
-                           "'%s'",
-                           argv[i]);
-                return RF_EXIT_BAD_INPUT;
-            }
-        } else if (strcmp(argv[i], "-m") == 0 && i + 1 < argc) {
-            o.path = argv[++i];
-        } else if (argv[i][0] == '-') {
-            cli_errorf("inspect", "unknown option '%s'", argv[i]);
-            return RF_EXIT_BAD_INPUT;
-        } else {
-            o.path = argv[i];
-        }
-    }
+    inspect_opts o = {.show_tensors = true, .ctx = -1, .util = 0.9, .kv = RF_KV_F16};
+    const rf_opt opts[] = {
+        {"--no-tensors", NULL, RF_OPT_FALSE, RF_OPT_DEST(o.show_tensors),
+         .help = "leave out the tensor table"},
+        {"--ctx", NULL, RF_OPT_INT, RF_OPT_DEST(o.ctx), .lo = 0, .hi = (double)RF_KV_MAX_CTX,
+         .metavar = "N", .help = "context / request length (default min(trained context, 4096))"},
+        {"--bw", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(o.bw), .lo = 0.001, .hi = 1e6, .metavar = "GBS",
+         .help = "read bandwidth in GB/s (1e9 B/s; default: measured)"},
+        {"--mem-gib", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(o.mem_gib), .lo = 0.001, .hi = 1e6,
+         .metavar = "G", .help = "memory in GiB (2^30 B; default: this machine's memory)"},
+        {"--util", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(o.util), .lo = 0.01, .hi = 1, .metavar = "U",
+         .help = "fraction of the memory used, in (0, 1] (default 0.9, vLLM's)"},
+        {"--kv-dtype", NULL, RF_OPT_STRING, .dest = &o.kv, .fn = kv_dtype, .metavar = "T",
+         .help = "f16 (default), bf16, f32, fp8, q8_0, q4_0"},
+        {NULL, "-m", RF_OPT_STRING, RF_OPT_DEST(o.path), .metavar = "PATH",
+         .help = "the same as PATH"},
+    };
+    char epilog[4200];
+    snprintf(epilog, sizeof epilog, "PATH defaults to the embedded model (%s).\n",
+             cli_default_model());
+    const rf_opt_spec spec = {
+        .prog = "roofline inspect",
+        .args = "[PATH]",
+        .about = "PATH: a GGUF file, a .safetensors file, a model.safetensors.index.json, or a\n"
+                 "directory holding one (only headers are read). Prints the header, metadata,\n"
+                 "tensor table and dtype mix; the memory by role; the bytes read per decoded\n"
+                 "token by role at context N and the roofline ceiling tok/s = read bandwidth /\n"
+                 "bytes per token; and the KV cache capacity as vLLM counts it:\n"
+                 "  KV cache: T tokens; maximum concurrency X.XXx for N tokens per request\n"
+                 "with budget = G GiB x U - weights.\n",
+        .epilog = epilog,
+        .opts = opts,
+        .n_opts = sizeof opts / sizeof opts[0],
+        .positional = set_path,
+        .ctx = &o.path,
+    };
+    int rc = cli_opts("inspect", &spec, argc, argv);
+    if (rc >= 0) return rc;
     struct stat sb;
     if (!o.path || stat(o.path, &sb) != 0) { /* an embedded model's name, or the default */
         o.path = cli_model("inspect", o.path);

@@ -5,47 +5,40 @@
 #include "analysis/membw.h"
 #include "cli.h"
 
+static rf_status kernels(void *dest, const char *opt, const char *v, rf_error *err) {
+    const rf_kernels **k = dest;
+    int isa = rf_isa_parse(v);
+    if (isa < 0 || !(*k = rf_kernels_get((rf_isa)isa)))
+        return rf_error_set(err, RF_ERR_ARG, "%s: kernels '%s' are not available here", opt, v);
+    return RF_OK;
+}
+
 int cli_membw(int argc, char **argv) {
     rf_membw_params p = {0};
-    long v;
+    long mib = 0;
     bool json = false;
-    int isa = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            printf("usage: roofline membw [-t THREADS] [--mib SIZE] [-r REPEATS] [--kernels K] "
-                   "[--json]\n"
-                   "Streaming read bandwidth of a buffer larger than the caches, split across\n"
-                   "THREADS (default: physical cores), median of REPEATS (default 7) after a\n"
-                   "warm-up read. SIZE defaults to 1024 MiB. GB/s are 1e9 bytes per second.\n");
-            return RF_EXIT_OK;
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (!strcmp(a, "-t") && val) {
-            if (!cli_parse_int("membw", "-t", val, 1, 1024, &v)) return RF_EXIT_BAD_INPUT;
-            p.n_threads = (int)v;
-            i++;
-        } else if (!strcmp(a, "--mib") && val) {
-            if (!cli_parse_int("membw", "--mib", val, 1, 1 << 20, &v)) return RF_EXIT_BAD_INPUT;
-            p.bytes = (size_t)v << 20;
-            i++;
-        } else if (!strcmp(a, "-r") && val) {
-            if (!cli_parse_int("membw", "-r", val, 1, RF_MEMBW_MAX_REPEATS, &v))
-                return RF_EXIT_BAD_INPUT;
-            p.repeats = (int)v;
-            i++;
-        } else if (!strcmp(a, "--kernels") && val) {
-            isa = rf_isa_parse(val);
-            if (isa < 0 || !(p.k = rf_kernels_get((rf_isa)isa))) {
-                cli_errorf("membw", "kernels '%s' are not available here", val);
-                return RF_EXIT_BAD_INPUT;
-            }
-            i++;
-        } else {
-            cli_errorf("membw", "unknown option '%s' (roofline membw --help)", a);
-            return RF_EXIT_BAD_INPUT;
-        }
-    }
+    const rf_opt opts[] = {
+        {NULL, "-t", RF_OPT_INT, RF_OPT_DEST(p.n_threads), .lo = 1, .hi = 1024,
+         .metavar = "THREADS", .help = "threads (default: physical cores)"},
+        {"--mib", NULL, RF_OPT_INT, RF_OPT_DEST(mib), .lo = 1, .hi = 1 << 20, .metavar = "SIZE",
+         .help = "the buffer's MiB (default 1024)"},
+        {NULL, "-r", RF_OPT_INT, RF_OPT_DEST(p.repeats), .lo = 1, .hi = RF_MEMBW_MAX_REPEATS,
+         .metavar = "REPEATS", .help = "repetitions, of which the median (default 7)"},
+        {"--kernels", NULL, RF_OPT_STRING, .dest = &p.k, .fn = kernels, .metavar = "K",
+         .help = "the read kernel's set: scalar, avx2, avx512, neon (default: the best here)"},
+        {"--json", NULL, RF_OPT_TRUE, RF_OPT_DEST(json), .help = "print the result as JSON"},
+    };
+    const rf_opt_spec spec = {
+        .prog = "roofline membw",
+        .about = "Streaming read bandwidth of a buffer larger than the caches, split across\n"
+                 "THREADS (default: physical cores), median of REPEATS (default 7) after a\n"
+                 "warm-up read. SIZE defaults to 1024 MiB. GB/s are 1e9 bytes per second.\n",
+        .opts = opts,
+        .n_opts = sizeof opts / sizeof opts[0],
+    };
+    int rc = cli_opts("membw", &spec, argc, argv);
+    if (rc >= 0) return rc;
+    if (mib) p.bytes = (size_t)mib << 20;
     rf_membw_result r;
     rf_error err = {0};
     rf_status st = rf_membw_measure(&p, &r, &err);

@@ -7,16 +7,14 @@
 #include "model/registry.h"
 
 int cli_models(int argc, char **argv) {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: roofline models\n\nThe embedded models: `-m NAME` (and the bench's "
-                   "local:NAME) names one of them.\nscripts/setup.sh installs the default ones, "
-                   "scripts/setup.sh --models all the rest.\n");
-            return RF_EXIT_OK;
-        }
-        cli_errorf("models", "unknown option '%s'", argv[i]);
-        return RF_EXIT_BAD_INPUT;
-    }
+    const rf_opt_spec spec = {
+        .prog = "roofline models",
+        .about = "The embedded models: `-m NAME` (and the bench's local:NAME) names one of them.\n"
+                 "scripts/setup.sh installs the default ones, scripts/setup.sh --models all the "
+                 "rest.\n",
+    };
+    int rc = cli_opts("models", &spec, argc, argv);
+    if (rc >= 0) return rc;
     rf_model_registry *r = NULL;
     rf_error err = {0};
     if (rf_model_registry_load(&r, &err)) {

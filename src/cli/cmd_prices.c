@@ -12,34 +12,12 @@
 
 #define MAX_QUERIES 64
 
-static void help(FILE *f) {
-    fputs("usage: roofline prices [--instance TYPE]... [--sagemaker-instance ml.TYPE]...\n"
-          "                       [--bedrock-model ID[=NAME]]... [--region R] [--api-region R]\n"
-          "                       [-o FILE] [--offline]\n"
-          "\n"
-          "Fetches on-demand prices from the AWS Price List Query API (GetProducts, every page)\n"
-          "and writes them into the prices file the cost analysis reads (default\n"
-          "data/prices.json), each with its source and date: EC2 instance types (Linux, shared\n"
-          "tenancy, $/hour), SageMaker hosting instance types ($/hour) and Bedrock models ($ per\n"
-          "million input and output tokens, where the Price List carries them; NAME is the\n"
-          "Price List's model name, e.g. \"Nova Micro\", known for the Nova models). Other\n"
-          "entries of the file are kept. Credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY\n"
-          "(+AWS_SESSION_TOKEN) or the profile (AWS_PROFILE, ~/.aws/credentials); the endpoint:\n"
-          "AWS_ENDPOINT_URL_PRICING, AWS_ENDPOINT_URL, else api.pricing.API-REGION.amazonaws.com.\n"
-          "\n"
-          "  --region R       whose prices (default AWS_REGION, AWS_DEFAULT_REGION)\n"
-          "  --api-region R   the Price List API's region (us-east-1; also eu-central-1,\n"
-          "                   ap-south-1)\n"
-          "  -o, --prices F   the prices file to update (default data/prices.json)\n"
-          "  --offline        fetch nothing: print the named prices from the file, and fail\n"
-          "                   naming each one it lacks (with no names: every price in it)\n"
-          "\n"
-          "Example: roofline prices --instance g6.xlarge --sagemaker-instance ml.g6.xlarge \\\n"
-          "           --bedrock-model amazon.nova-micro-v1:0 --region us-east-1\n"
-          "Exit status: 0 ok; 1 a price could not be fetched (the others are written) or, with\n"
-          "--offline, is not in the file; 2 bad input.\n",
-          f);
-}
+/* The prices asked for, in the order given. */
+typedef struct price_list {
+    rf_price_query qs[MAX_QUERIES];
+    char names[MAX_QUERIES][128];
+    int n;
+} price_list;
 
 static const char *kind_word(rf_price_kind k) {
     return k == RF_PRICE_EC2         ? "EC2 instance"
@@ -108,70 +86,11 @@ static int offline(const char *path, const rf_price_query *qs, int n) {
     return RF_EXIT_OK;
 }
 
-int cli_prices(int argc, char **argv) {
-    rf_price_query qs[MAX_QUERIES];
-    char names[MAX_QUERIES][128];
-    int n = 0;
-    bool off = false;
-    const char *region_arg = NULL, *api_region = "us-east-1", *out_path = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            help(stdout);
-            return RF_EXIT_OK;
-        }
-        if (!strcmp(a, "--offline")) {
-            off = true;
-            continue;
-        }
-        if (!v) {
-            cli_errorf("prices", "unknown option or missing value '%s' (roofline prices --help)",
-                       a);
-            return RF_EXIT_BAD_INPUT;
-        }
-        i++;
-        if (!strcmp(a, "--region"))
-            region_arg = v;
-        else if (!strcmp(a, "--api-region"))
-            api_region = v;
-        else if (!strcmp(a, "-o") || !strcmp(a, "--prices"))
-            out_path = v;
-        else if (!strcmp(a, "--instance") || !strcmp(a, "--sagemaker-instance") ||
-                 !strcmp(a, "--bedrock-model")) {
-            if (n == MAX_QUERIES) {
-                cli_errorf("prices", "more than %d prices asked for", MAX_QUERIES);
-                return RF_EXIT_BAD_INPUT;
-            }
-            rf_price_query *q = &qs[n];
-            memset(q, 0, sizeof *q);
-            q->kind = a[2] == 'i'   ? RF_PRICE_EC2
-                      : a[2] == 's' ? RF_PRICE_SAGEMAKER
-                                    : RF_PRICE_BEDROCK;
-            if (!*v || strlen(v) >= sizeof names[n]) {
-                cli_errorf("prices", "%s: expected a name of at most %zu bytes", a,
-                           sizeof names[n] - 1);
-                return RF_EXIT_BAD_INPUT;
-            }
-            snprintf(names[n], sizeof names[n], "%s", v);
-            char *eq = q->kind == RF_PRICE_BEDROCK ? strchr(names[n], '=') : NULL;
-            if (eq) {
-                *eq = 0;
-                q->model_name = eq + 1;
-            }
-            q->name = names[n];
-            if (q->kind == RF_PRICE_SAGEMAKER && strncmp(q->name, "ml.", 3)) {
-                cli_errorf("prices",
-                           "--sagemaker-instance '%s': SageMaker instance types start with "
-                           "'ml.' (e.g. ml.g6.xlarge)",
-                           q->name);
-                return RF_EXIT_BAD_INPUT;
-            }
-            n++;
-        } else {
-            cli_errorf("prices", "unknown option '%s' (roofline prices --help)", a);
-            return RF_EXIT_BAD_INPUT;
-        }
-    }
+/* The prices of l: fetched and written, or read from the file (off). */
+static int prices(price_list *l, bool off, const char *region_arg, const char *api_region,
+                  const char *out_path) {
+    rf_price_query *qs = l->qs;
+    int n = l->n;
     char path[4096];
     if (out_path)
         snprintf(path, sizeof path, "%s", out_path);
@@ -247,4 +166,83 @@ int cli_prices(int argc, char **argv) {
     json_decref(prices);
     if (written) fprintf(stderr, "roofline prices: %d price(s) written to %s\n", written, path);
     return failed ? RF_EXIT_FAIL : RF_EXIT_OK;
+}
+
+/* --instance, --sagemaker-instance, --bedrock-model ID[=NAME]: one more query */
+static rf_status add_query(void *dest, const char *opt, const char *v, rf_error *err) {
+    price_list *l = dest;
+    if (l->n == MAX_QUERIES)
+        return rf_error_set(err, RF_ERR_ARG, "more than %d prices asked for", MAX_QUERIES);
+    int n = l->n;
+    rf_price_query *q = &l->qs[n];
+    memset(q, 0, sizeof *q);
+    q->kind = opt[2] == 'i' ? RF_PRICE_EC2 : opt[2] == 's' ? RF_PRICE_SAGEMAKER : RF_PRICE_BEDROCK;
+    if (!*v || strlen(v) >= sizeof l->names[n])
+        return rf_error_set(err, RF_ERR_ARG, "%s: expected a name of at most %zu bytes", opt,
+                            sizeof l->names[n] - 1);
+    snprintf(l->names[n], sizeof l->names[n], "%s", v);
+    char *eq = q->kind == RF_PRICE_BEDROCK ? strchr(l->names[n], '=') : NULL;
+    if (eq) {
+        *eq = 0;
+        q->model_name = eq + 1;
+    }
+    q->name = l->names[n];
+    if (q->kind == RF_PRICE_SAGEMAKER && strncmp(q->name, "ml.", 3))
+        return rf_error_set(err, RF_ERR_ARG,
+                            "%s '%s': SageMaker instance types start with 'ml.' (e.g. "
+                            "ml.g6.xlarge)",
+                            opt, q->name);
+    l->n++;
+    return RF_OK;
+}
+
+int cli_prices(int argc, char **argv) {
+    price_list *l = calloc(1, sizeof *l);
+    if (!l) return RF_EXIT_FAIL;
+    bool off = false;
+    const char *region_arg = NULL, *api_region = "us-east-1", *out_path = NULL;
+    const rf_opt opts[] = {
+        {"--instance", NULL, RF_OPT_LIST, .dest = l, .fn = add_query, .metavar = "TYPE",
+         .help = "an EC2 instance type (Linux, shared tenancy, $/hour)"},
+        {"--sagemaker-instance", NULL, RF_OPT_LIST, .dest = l, .fn = add_query,
+         .metavar = "ml.TYPE", .help = "a SageMaker hosting instance type ($/hour)"},
+        {"--bedrock-model", NULL, RF_OPT_LIST, .dest = l, .fn = add_query, .metavar = "ID[=NAME]",
+         .help = "a Bedrock model ($ per million input and output tokens); NAME: the Price "
+                 "List's model name"},
+        {"--region", NULL, RF_OPT_STRING, RF_OPT_DEST(region_arg), .metavar = "R",
+         .help = "whose prices (default AWS_REGION, AWS_DEFAULT_REGION)"},
+        {"--api-region", NULL, RF_OPT_STRING, RF_OPT_DEST(api_region), .metavar = "R",
+         .help = "the Price List API's region (us-east-1; also eu-central-1, ap-south-1)"},
+        {"--prices", "-o", RF_OPT_STRING, RF_OPT_DEST(out_path), .metavar = "FILE",
+         .help = "the prices file to update (default data/prices.json)"},
+        {"--offline", NULL, RF_OPT_TRUE, RF_OPT_DEST(off),
+         .help = "fetch nothing: print the named prices from the file, and fail naming each one "
+                 "it lacks (with no names: every price in it)"},
+    };
+    const rf_opt_spec spec = {
+        .prog = "roofline prices",
+        .about =
+            "Fetches on-demand prices from the AWS Price List Query API (GetProducts, every page)\n"
+            "and writes them into the prices file the cost analysis reads (default\n"
+            "data/prices.json), each with its source and date: EC2 instance types (Linux, shared\n"
+            "tenancy, $/hour), SageMaker hosting instance types ($/hour) and Bedrock models ($ "
+            "per\n"
+            "million input and output tokens, where the Price List carries them; NAME is the\n"
+            "Price List's model name, e.g. \"Nova Micro\", known for the Nova models). Other\n"
+            "entries of the file are kept. Credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY\n"
+            "(+AWS_SESSION_TOKEN) or the profile (AWS_PROFILE, ~/.aws/credentials); the endpoint:\n"
+            "AWS_ENDPOINT_URL_PRICING, AWS_ENDPOINT_URL, else api.pricing.API-REGION.amazonaws.com."
+            "\n",
+        .epilog =
+            "Example: roofline prices --instance g6.xlarge --sagemaker-instance ml.g6.xlarge \\\n"
+            "           --bedrock-model amazon.nova-micro-v1:0 --region us-east-1\n"
+            "Exit status: 0 ok; 1 a price could not be fetched (the others are written) or, "
+            "with\n--offline, is not in the file; 2 bad input.\n",
+        .opts = opts,
+        .n_opts = sizeof opts / sizeof opts[0],
+    };
+    int rc = cli_opts("prices", &spec, argc, argv);
+    if (rc < 0) rc = prices(l, off, region_arg, api_region, out_path);
+    free(l);
+    return rc;
 }

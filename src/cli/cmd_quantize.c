@@ -6,37 +6,30 @@
 #include "cli.h"
 #include "format/quantize.h"
 
-static void help(void) {
-    printf(
-        "usage: roofline quantize IN.gguf OUT.gguf --type T [--embeddings T2] [--keep-mixed]\n"
-        "                         [--force] [--threads N]\n"
-        "Rewrites IN's weight matrices as T, as llama.cpp's llama-quantize does without an\n"
-        "importance matrix (norms and 1-D tensors stay as they are; all metadata is kept;\n"
-        "general.file_type is updated). OUT is written atomically: nothing is left on failure.\n"
-        "  --type T        F32, F16, BF16, Q8_0, Q5_0, Q5_1, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K\n"
-        "                  (F16, BF16, Q8_0, Q4_0..Q5_1 give llama-quantize's bytes; the\n"
-        "                  K-quants are round-to-nearest). Rows no multiple of 256 fall back\n"
-        "                  from Q4_K/Q5_K/Q6_K to Q5_0/Q5_1/Q8_0 (F16 when 32 does not divide\n"
-        "                  them either); the summary names each fallback.\n"
-        "  --embeddings T2 type of the token embedding (and of a tied output head)\n"
-        "  --keep-mixed    convert only tensors wider (more bits per weight) than T\n"
-        "  --force         allow a T wider than the input's weights (dequantizes: Q4_K -> Q8_0)\n"
-        "  --threads N     threads (default: all cores)\n"
-        "Exit status: 0 done, 2 bad usage or input (unsupported T, input smaller than T\n"
-        "without --force, unreadable or invalid IN, OUT not writable).\n");
+static rf_status parse_type(void *dest, const char *opt, const char *v, rf_error *err) {
+    rf_type t = rf_type_parse(v);
+    if (t == RF_TYPE_COUNT || !rf_quantize_type_ok(t))
+        return rf_error_set(err, RF_ERR_ARG,
+                            "%s: unsupported type '%s' (F32, F16, BF16, Q8_0, Q5_0, Q5_1, Q4_0, "
+                            "Q4_1, Q4_K, Q5_K, Q6_K)",
+                            opt, v);
+    *(rf_type *)dest = t;
+    return RF_OK;
 }
 
-static bool parse_type(const char *opt, const char *s, rf_type *out) {
-    rf_type t = rf_type_parse(s);
-    if (t == RF_TYPE_COUNT || !rf_quantize_type_ok(t)) {
-        cli_errorf("quantize",
-                   "%s: unsupported type '%s' (F32, F16, BF16, Q8_0, Q5_0, Q5_1, Q4_0, Q4_1, "
-                   "Q4_K, Q5_K, Q6_K)",
-                   opt, s);
-        return false;
-    }
-    *out = t;
-    return true;
+/* IN.gguf, then OUT.gguf */
+typedef struct path_args {
+    const char *p[2];
+    int n;
+} path_args;
+
+static rf_status add_path(void *ctx, const char *arg, rf_error *err) {
+    path_args *ps = ctx;
+    if (ps->n == 2)
+        return rf_error_set(err, RF_ERR_ARG, "unexpected argument '%s': give IN.gguf and OUT.gguf",
+                            arg);
+    ps->p[ps->n++] = arg;
+    return RF_OK;
 }
 
 static double bpw(int64_t bytes, int64_t n) {
@@ -46,42 +39,47 @@ static double bpw(int64_t bytes, int64_t n) {
 int cli_quantize(int argc, char **argv) {
     rf_quantize_opts o;
     rf_quantize_opts_init(&o);
-    const char *paths[2] = {NULL, NULL};
-    int n_paths = 0;
-    bool have_type = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool val = i + 1 < argc;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            help();
-            return RF_EXIT_OK;
-        } else if (strcmp(a, "--type") == 0 && val) {
-            if (!parse_type(a, argv[++i], &o.type)) return RF_EXIT_BAD_INPUT;
-            have_type = true;
-        } else if (strcmp(a, "--embeddings") == 0 && val) {
-            if (!parse_type(a, argv[++i], &o.emb_type)) return RF_EXIT_BAD_INPUT;
-        } else if (strcmp(a, "--keep-mixed") == 0) {
-            o.keep_mixed = true;
-        } else if (strcmp(a, "--force") == 0) {
-            o.force = true;
-        } else if (strcmp(a, "--threads") == 0 && val) {
-            long n;
-            if (!cli_parse_int("quantize", a, argv[++i], 0, 1024, &n)) return RF_EXIT_BAD_INPUT;
-            o.threads = (int32_t)n;
-        } else if (a[0] == '-' && a[1]) {
-            cli_errorf("quantize", "unknown option '%s' (or it lacks its value)", a);
-            return RF_EXIT_BAD_INPUT;
-        } else if (n_paths < 2) {
-            paths[n_paths++] = a;
-        } else {
-            cli_errorf("quantize", "unexpected argument '%s': give IN.gguf and OUT.gguf", a);
-            return RF_EXIT_BAD_INPUT;
-        }
-    }
-    if (n_paths != 2 || !have_type) {
+    rf_type type = RF_TYPE_COUNT;
+    path_args ps = {{NULL, NULL}, 0};
+    const rf_opt opts[] = {
+        {"--type", NULL, RF_OPT_STRING, .dest = &type, .fn = parse_type, .metavar = "T",
+         .help = "F32, F16, BF16, Q8_0, Q5_0, Q5_1, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K (F16, BF16, "
+                 "Q8_0, Q4_0..Q5_1 give llama-quantize's bytes; the K-quants are "
+                 "round-to-nearest). Rows no multiple of 256 fall back from Q4_K/Q5_K/Q6_K to "
+                 "Q5_0/Q5_1/Q8_0 (F16 when 32 does not divide them either); the summary names "
+                 "each fallback."},
+        {"--embeddings", NULL, RF_OPT_STRING, .dest = &o.emb_type, .fn = parse_type,
+         .metavar = "T2", .help = "type of the token embedding (and of a tied output head)"},
+        {"--keep-mixed", NULL, RF_OPT_TRUE, RF_OPT_DEST(o.keep_mixed),
+         .help = "convert only tensors wider (more bits per weight) than T"},
+        {"--force", NULL, RF_OPT_TRUE, RF_OPT_DEST(o.force),
+         .help = "allow a T wider than the input's weights (dequantizes: Q4_K -> Q8_0)"},
+        {"--threads", NULL, RF_OPT_INT, RF_OPT_DEST(o.threads), .lo = 0, .hi = 1024, .metavar = "N",
+         .help = "threads (default: all cores)"},
+    };
+    const rf_opt_spec spec = {
+        .prog = "roofline quantize",
+        .usage = "IN.gguf OUT.gguf --type T [--embeddings T2] [--keep-mixed] [--force]\n"
+                 "                         [--threads N]",
+        .about = "Rewrites IN's weight matrices as T, as llama.cpp's llama-quantize does without "
+                 "an\nimportance matrix (norms and 1-D tensors stay as they are; all metadata is "
+                 "kept;\ngeneral.file_type is updated). OUT is written atomically: nothing is "
+                 "left on failure.\n",
+        .epilog = "Exit status: 0 done, 2 bad usage or input (unsupported T, input smaller than T\n"
+                  "without --force, unreadable or invalid IN, OUT not writable).\n",
+        .opts = opts,
+        .n_opts = sizeof opts / sizeof opts[0],
+        .positional = add_path,
+        .ctx = &ps,
+    };
+    int rc = cli_opts("quantize", &spec, argc, argv);
+    if (rc >= 0) return rc;
+    if (ps.n != 2 || type == RF_TYPE_COUNT) {
         cli_errorf("quantize", "usage: roofline quantize IN.gguf OUT.gguf --type T (--help)");
         return RF_EXIT_BAD_INPUT;
     }
+    o.type = type;
+    const char *paths[2] = {ps.p[0], ps.p[1]};
     rf_quantize_report rep;
     rf_error err = {0};
     rf_status st = rf_quantize_file(paths[0], paths[1], &o, &rep, &err);

@@ -7,76 +7,64 @@
 #include "cli.h"
 #include "report/report.h"
 
-static void help(FILE *f) {
-    fputs("usage: roofline report RUN_DIR [RUN_DIR...] [options]\n"
-          "\n"
-          "Recomputes every figure of the runs from their files (records.jsonl, runlog.jsonl,\n"
-          "run.json) and writes summary.json, report.md, report.html and csv/<table>.csv; several\n"
-          "runs are merged side by side (a backend name two runs share becomes NAME@RUN).\n"
-          "\n"
-          "  --out DIR            where the report goes (default: the run directory; needed for\n"
-          "                       several runs)\n"
-          "  --prices FILE        instance and per-token prices (data/prices.json)\n"
-          "  --accelerators FILE  accelerator bandwidths (data/accelerators.json)\n"
-          "  --ratio R            input tokens per output token for per-token prices (5)\n"
-          "  --slo SPEC           goodput SLOs, e.g. ttft:500,tpot:50,e2e:8000 (ms)\n"
-          "  --attainment A       a level meets the SLOs when this share is good (0.9)\n"
-          "  --mem-util U         share of memory for weights and KV cache (0.9)\n"
-          "  --quiet              do not print the scoreboard\n",
-          f);
+/* The run directories given. */
+typedef struct dir_list {
+    const char **dirs;
+    int n;
+} dir_list;
+
+static rf_status add_dir(void *ctx, const char *arg, rf_error *err) {
+    (void)err;
+    dir_list *l = ctx;
+    l->dirs[l->n++] = arg;
+    return RF_OK;
 }
 
 int cli_report(int argc, char **argv) {
     rf_report_opts o;
     rf_report_opts_default(&o);
     const char *out = NULL, *slo = NULL;
-    const char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
-    int n = 0, quiet = 0;
+    bool quiet = false;
     double att = 0.9;
-    if (!dirs) return RF_EXIT_FAIL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            help(stdout);
-            free(dirs);
-            return RF_EXIT_OK;
-        } else if (!strcmp(a, "--quiet")) {
-            quiet = 1;
-            continue;
-        } else if (a[0] != '-') {
-            dirs[n++] = a;
-            continue;
-        }
-        if (!v) {
-            cli_errorf("report", "'%s' needs a value (roofline report --help)", a);
-            free(dirs);
-            return RF_EXIT_BAD_INPUT;
-        }
-        i++;
-        bool ok = true;
-        if (!strcmp(a, "--out"))
-            out = v;
-        else if (!strcmp(a, "--prices"))
-            o.prices_path = v;
-        else if (!strcmp(a, "--accelerators"))
-            o.accel_path = v;
-        else if (!strcmp(a, "--ratio"))
-            ok = cli_parse_float("report", a, v, 0, 1e6, &o.ratio);
-        else if (!strcmp(a, "--slo"))
-            slo = v;
-        else if (!strcmp(a, "--attainment"))
-            ok = cli_parse_float("report", a, v, 0.01, 1, &att);
-        else if (!strcmp(a, "--mem-util"))
-            ok = cli_parse_float("report", a, v, 0.01, 1, &o.mem_util);
-        else {
-            cli_errorf("report", "unknown option '%s' (roofline report --help)", a);
-            ok = false;
-        }
-        if (!ok) {
-            free(dirs);
-            return RF_EXIT_BAD_INPUT;
-        }
+    dir_list l = {calloc((size_t)argc + 1, sizeof(const char *)), 0};
+    if (!l.dirs) return RF_EXIT_FAIL;
+    const rf_opt opts[] = {
+        {"--out", NULL, RF_OPT_STRING, RF_OPT_DEST(out), .metavar = "DIR",
+         .help = "where the report goes (default: the run directory; needed for several runs)"},
+        {"--prices", NULL, RF_OPT_STRING, RF_OPT_DEST(o.prices_path), .metavar = "FILE",
+         .help = "instance and per-token prices (data/prices.json)"},
+        {"--accelerators", NULL, RF_OPT_STRING, RF_OPT_DEST(o.accel_path), .metavar = "FILE",
+         .help = "accelerator bandwidths (data/accelerators.json)"},
+        {"--ratio", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(o.ratio), .lo = 0, .hi = 1e6, .metavar = "R",
+         .help = "input tokens per output token for per-token prices (5)"},
+        {"--slo", NULL, RF_OPT_STRING, RF_OPT_DEST(slo), .metavar = "SPEC",
+         .help = "goodput SLOs, e.g. ttft:500,tpot:50,e2e:8000 (ms)"},
+        {"--attainment", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(att), .lo = 0.01, .hi = 1, .metavar = "A",
+         .help = "a level meets the SLOs when this share is good (0.9)"},
+        {"--mem-util", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(o.mem_util), .lo = 0.01, .hi = 1,
+         .metavar = "U", .help = "share of memory for weights and KV cache (0.9)"},
+        {"--quiet", NULL, RF_OPT_TRUE, RF_OPT_DEST(quiet), .help = "do not print the scoreboard"},
+    };
+    const rf_opt_spec spec = {
+        .prog = "roofline report",
+        .args = "RUN_DIR [RUN_DIR...]",
+        .about =
+            "Recomputes every figure of the runs from their files (records.jsonl, runlog.jsonl,\n"
+            "run.json) and writes summary.json, report.md, report.html and csv/<table>.csv; "
+            "several\nruns are merged side by side (a backend name two runs share becomes "
+            "NAME@RUN).\n",
+        .opts = opts,
+        .n_opts = sizeof opts / sizeof opts[0],
+        .positional = add_dir,
+        .ctx = &l,
+    };
+    int rc = cli_opts("report", &spec, argc, argv);
+    if (rc >= 0) {
+        free(l.dirs);
+        return rc;
     }
+    const char **dirs = l.dirs;
+    int n = l.n;
     if (!n || (n > 1 && !out)) {
         cli_errorf("report", n ? "several runs need --out DIR for the merged report"
                                : "give a run directory (roofline report --help)");

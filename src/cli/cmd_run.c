@@ -31,99 +31,68 @@ typedef struct run_stats {
     int64_t prefill_ns, decode_ns;
 } run_stats;
 
-static void usage(void) {
-    printf("usage: roofline run [-m MODEL] [-p PROMPT] [--chat] [--system TEXT] [-n N] [--temp T]\n"
-           "                    [--top-k K] [--top-p P] [--seed S] [-t THREADS] [-c CTX]\n"
-           "                    [--kernels scalar|avx2|avx512|neon] [--ignore-eos] [--profile]\n"
-           "                    [--widen]\n"
-           "Streams the generated text to stdout; prompt tokens, generated tokens, prefill and\n"
-           "decode tok/s go to stderr at the end.\n"
-           "  -m MODEL     GGUF file (default: the embedded model, %s)\n"
-           "  -p PROMPT    prompt text; special-token text such as <start_of_turn> is parsed\n"
-           "  --chat       wrap PROMPT as one user turn in the model's chat template; without -p,\n"
-           "               an interactive conversation on stdin\n"
-           "  --system T   system message for --chat\n"
-           "  --chat-template F  render --chat as F (gemma, chatml, qwen) whatever the file's\n"
-           "               template is\n"
-           "  -n N         tokens to generate (default 256; -1: until end of turn or context)\n"
-           "  --temp T     temperature (default 0.8; 0 = greedy)\n"
-           "  --top-k K    keep the K most likely tokens (default 40; 0 = off)\n"
-           "  --top-p P    nucleus mass (default 0.95; 1 = off)\n"
-           "  --seed S     sampling seed (default: random, printed at the end)\n"
-           "  -t THREADS   threads (default: physical cores)\n"
-           "  -c CTX       context size in tokens (default 4096)\n"
-           "  --kernels K  kernel set (default: the best this CPU runs)\n"
-           "  --ignore-eos keep generating through end-of-turn tokens (for timing)\n"
-           "  --profile    after the run, where decode time went, per stage\n"
-           "  --widen      every matmul decodes its weight rows to floats on every call and\n"
-           "               multiplies in floats, instead of the native integer kernels\n",
-           cli_default_model());
+static rf_status parse_isa(void *dest, const char *opt, const char *v, rf_error *err) {
+    int *isa = dest;
+    *isa = rf_isa_parse(v);
+    if (*isa < 0)
+        return rf_error_set(err, RF_ERR_ARG, "%s expects scalar, avx2, avx512 or neon, got '%s'",
+                            opt, v);
+    return RF_OK;
 }
 
 static bool parse_args(int argc, char **argv, run_opts *o, int *rc) {
     *o = (run_opts){.n_predict = 256, .temp = 0.8, .top_k = 40, .top_p = 0.95, .isa = -1};
+    long seed = -1;
+    char model_help[4200];
+    snprintf(model_help, sizeof model_help, "GGUF file (default: the embedded model, %s)",
+             cli_default_model());
+    const rf_opt opts[] = {
+        {NULL, "-m", RF_OPT_STRING, RF_OPT_DEST(o->model), .metavar = "MODEL", .help = model_help},
+        {NULL, "-p", RF_OPT_STRING, RF_OPT_DEST(o->prompt), .metavar = "PROMPT",
+         .help = "prompt text; special-token text such as <start_of_turn> is parsed"},
+        {"--chat", NULL, RF_OPT_TRUE, RF_OPT_DEST(o->chat),
+         .help = "wrap PROMPT as one user turn in the model's chat template; without -p, an "
+                 "interactive conversation on stdin"},
+        {"--system", NULL, RF_OPT_STRING, RF_OPT_DEST(o->system), .metavar = "TEXT",
+         .help = "system message for --chat"},
+        {"--chat-template", NULL, RF_OPT_STRING, RF_OPT_DEST(o->chat_template), .metavar = "F",
+         .help = "render --chat as F (gemma, chatml, qwen) whatever the file's template is"},
+        {NULL, "-n", RF_OPT_INT, RF_OPT_DEST(o->n_predict), .lo = -1, .hi = 1 << 24, .metavar = "N",
+         .help = "tokens to generate (default 256; -1: until end of turn or context)"},
+        {"--temp", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(o->temp), .lo = 0, .hi = 100, .metavar = "T",
+         .help = "temperature (default 0.8; 0 = greedy)"},
+        {"--top-k", NULL, RF_OPT_INT, RF_OPT_DEST(o->top_k), .lo = 0, .hi = 1 << 30, .metavar = "K",
+         .help = "keep the K most likely tokens (default 40; 0 = off)"},
+        {"--top-p", NULL, RF_OPT_DOUBLE, RF_OPT_DEST(o->top_p), .lo = 1e-6, .hi = 1, .metavar = "P",
+         .help = "nucleus mass (default 0.95; 1 = off)"},
+        {"--seed", NULL, RF_OPT_INT, RF_OPT_DEST(seed), .lo = 0, .hi = 0x7fffffffL, .metavar = "S",
+         .help = "sampling seed (default: random, printed at the end)"},
+        {NULL, "-t", RF_OPT_INT, RF_OPT_DEST(o->threads), .lo = 1, .hi = 1024, .metavar = "THREADS",
+         .help = "threads (default: physical cores)"},
+        {NULL, "-c", RF_OPT_INT, RF_OPT_DEST(o->n_ctx), .lo = 1, .hi = 1 << 24, .metavar = "CTX",
+         .help = "context size in tokens (default 4096)"},
+        {"--kernels", NULL, RF_OPT_STRING, .dest = &o->isa, .fn = parse_isa, .metavar = "K",
+         .help = "kernel set: scalar, avx2, avx512, neon (default: the best this CPU runs)"},
+        {"--ignore-eos", NULL, RF_OPT_TRUE, RF_OPT_DEST(o->ignore_eos),
+         .help = "keep generating through end-of-turn tokens (for timing)"},
+        {"--profile", NULL, RF_OPT_TRUE, RF_OPT_DEST(o->profile),
+         .help = "after the run, where decode time went, per stage"},
+        {"--widen", NULL, RF_OPT_TRUE, RF_OPT_DEST(o->widen),
+         .help = "every matmul decodes its weight rows to floats on every call and multiplies in "
+                 "floats, instead of the native integer kernels"},
+    };
+    const rf_opt_spec spec = {
+        .prog = "roofline run",
+        .about = "Streams the generated text to stdout; prompt tokens, generated tokens, prefill "
+                 "and\ndecode tok/s go to stderr at the end.\n",
+        .opts = opts,
+        .n_opts = sizeof opts / sizeof opts[0],
+    };
+    *rc = cli_opts("run", &spec, argc, argv);
+    if (*rc >= 0) return false;
     *rc = RF_EXIT_BAD_INPUT;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long lv;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage();
-            *rc = RF_EXIT_OK;
-            return false;
-        } else if (!strcmp(a, "--chat")) {
-            o->chat = true;
-            continue;
-        } else if (!strcmp(a, "--profile")) {
-            o->profile = true;
-            continue;
-        } else if (!strcmp(a, "--ignore-eos")) {
-            o->ignore_eos = true;
-            continue;
-        } else if (!strcmp(a, "--widen")) {
-            o->widen = true;
-            continue;
-        }
-        if (!v) {
-            cli_errorf("run", "unknown option or missing value: '%s' (roofline run --help)", a);
-            return false;
-        }
-        i++;
-        if (!strcmp(a, "-m"))
-            o->model = v;
-        else if (!strcmp(a, "-p"))
-            o->prompt = v;
-        else if (!strcmp(a, "--system"))
-            o->system = v;
-        else if (!strcmp(a, "--chat-template"))
-            o->chat_template = v;
-        else if (!strcmp(a, "-n")) {
-            if (!cli_parse_int("run", "-n", v, -1, 1 << 24, &o->n_predict)) return false;
-        } else if (!strcmp(a, "-t")) {
-            if (!cli_parse_int("run", "-t", v, 1, 1024, &o->threads)) return false;
-        } else if (!strcmp(a, "-c")) {
-            if (!cli_parse_int("run", "-c", v, 1, 1 << 24, &o->n_ctx)) return false;
-        } else if (!strcmp(a, "--top-k")) {
-            if (!cli_parse_int("run", "--top-k", v, 0, 1 << 30, &o->top_k)) return false;
-        } else if (!strcmp(a, "--temp")) {
-            if (!cli_parse_float("run", "--temp", v, 0, 100, &o->temp)) return false;
-        } else if (!strcmp(a, "--top-p")) {
-            if (!cli_parse_float("run", "--top-p", v, 1e-6, 1, &o->top_p)) return false;
-        } else if (!strcmp(a, "--seed")) {
-            if (!cli_parse_int("run", "--seed", v, 0, 0x7fffffffL, &lv)) return false;
-            o->seed = (unsigned long long)lv;
-            o->seed_set = true;
-        } else if (!strcmp(a, "--kernels")) {
-            o->isa = rf_isa_parse(v);
-            if (o->isa < 0) {
-                cli_errorf("run", "--kernels expects scalar, avx2, avx512 or neon, got '%s'", v);
-                return false;
-            }
-        } else {
-            cli_errorf("run", "unknown option '%s' (roofline run --help)", a);
-            return false;
-        }
-    }
+    o->seed_set = seed >= 0;
+    if (o->seed_set) o->seed = (unsigned long long)seed;
     if (!o->prompt && !o->chat) {
         cli_errorf("run", "give -p PROMPT, or --chat for a conversation");
         return false;

@@ -13,30 +13,6 @@
 #include "server/http.h"
 #include "util/file.h"
 
-static void usage(void) {
-    printf("usage: roofline serve [-m MODEL] [--host 127.0.0.1] [--port 8080] [--parallel 16]\n"
-           "         [--ctx N] [--max-queue N] [--api-key KEY | --api-key-file F] [-t THREADS]\n"
-           "         [--model-id ID] [--drain-ms MS] [--body-max BYTES] [--no-prefix-cache]\n"
-           "         [--metrics | --no-metrics] [--widen] [--max-connections N]\n"
-           "         [--idle-timeout S] [--read-timeout S]\n"
-           "An OpenAI-compatible server: POST /v1/chat/completions, POST /v1/completions,\n"
-           "GET /v1/models, GET /health, GET /metrics (Prometheus), POST /tokenize,\n"
-           "POST /detokenize (docs/server.md). --no-prefix-cache: every prompt is computed in\n"
-           "full (no KV reused from earlier requests); --no-metrics: /metrics answers 404\n"
-           "(--metrics, the default, serves it). --widen: every matmul decodes its weight rows to\n"
-           "floats on every call instead of the native integer kernels (docs/kernels.md).\n"
-           "Binds 127.0.0.1 unless --host says otherwise. --parallel: requests decoded together;\n"
-           "--max-queue: waiting requests beyond which a request gets 429. With an API key every\n"
-           "endpoint but /health needs 'Authorization: Bearer KEY'. SIGINT or SIGTERM: stop\n"
-           "accepting, let in-flight requests finish (up to --drain-ms, default 10000), exit 0.\n"
-           "--max-connections: open connections (a thread each; default 2048); --idle-timeout:\n"
-           "seconds without traffic before a connection is closed (default 30; 0 never);\n"
-           "--read-timeout: seconds a request's headers and body may take to arrive (default\n"
-           "30; 0 no limit): past it, 408 once the headers are in, else the connection closes.\n"
-           "With no -m, the embedded model (%s).\n",
-           cli_default_model());
-}
-
 /* The first line of file F, without its line end (caller frees); NULL after a message. */
 static char *read_key(const char *verb, const char *path) {
     char *text = NULL;
@@ -60,70 +36,69 @@ int cli_serve(int argc, char **argv) {
     const char *model = NULL, *key_file = NULL;
     rf_srv_params sp = rf_srv_default_params();
     rf_engine_params ep = rf_engine_default_params();
-    long v, drain_ms = 10000;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage();
-            return RF_EXIT_OK;
-        } else if (!strcmp(a, "--no-prefix-cache")) {
-            ep.prefix_cache = false;
-            continue;
-        } else if (!strcmp(a, "--widen")) {
-            ep.widen = true;
-            continue;
-        } else if (!strcmp(a, "--no-metrics") || !strcmp(a, "--metrics")) {
-            sp.metrics = !strcmp(a, "--metrics");
-            continue;
-        } else if (!val) {
-            cli_errorf(verb, "unknown option or missing value '%s' (roofline %s --help)", a, verb);
-            return RF_EXIT_BAD_INPUT;
-        }
-        i++;
-        if (!strcmp(a, "-m")) {
-            model = val;
-        } else if (!strcmp(a, "--host")) {
-            sp.host = val;
-        } else if (!strcmp(a, "--port")) {
-            if (!cli_parse_int(verb, a, val, 0, 65535, &v)) return RF_EXIT_BAD_INPUT;
-            sp.port = (int)v;
-        } else if (!strcmp(a, "--parallel")) {
-            if (!cli_parse_int(verb, a, val, 1, 1024, &v)) return RF_EXIT_BAD_INPUT;
-            ep.max_seqs = (int32_t)v;
-        } else if (!strcmp(a, "--ctx")) {
-            if (!cli_parse_int(verb, a, val, 16, 1 << 20, &v)) return RF_EXIT_BAD_INPUT;
-            ep.n_ctx = (int32_t)v;
-        } else if (!strcmp(a, "--max-queue")) {
-            if (!cli_parse_int(verb, a, val, 1, 1 << 20, &v)) return RF_EXIT_BAD_INPUT;
-            ep.max_queue = (int32_t)v;
-        } else if (!strcmp(a, "-t")) {
-            if (!cli_parse_int(verb, a, val, 0, 4096, &v)) return RF_EXIT_BAD_INPUT;
-            ep.n_threads = (int32_t)v;
-        } else if (!strcmp(a, "--api-key")) {
-            sp.api_key = val;
-        } else if (!strcmp(a, "--api-key-file")) {
-            key_file = val;
-        } else if (!strcmp(a, "--model-id")) {
-            sp.model_id = val;
-        } else if (!strcmp(a, "--drain-ms")) {
-            if (!cli_parse_int(verb, a, val, 0, 3600000, &drain_ms)) return RF_EXIT_BAD_INPUT;
-        } else if (!strcmp(a, "--max-connections")) {
-            if (!cli_parse_int(verb, a, val, 1, 65536, &v)) return RF_EXIT_BAD_INPUT;
-            sp.conn_limit = (unsigned)v;
-        } else if (!strcmp(a, "--idle-timeout")) {
-            if (!cli_parse_int(verb, a, val, 0, 86400, &v)) return RF_EXIT_BAD_INPUT;
-            sp.idle_timeout_s = (unsigned)v;
-        } else if (!strcmp(a, "--read-timeout")) {
-            if (!cli_parse_int(verb, a, val, 0, 86400, &v)) return RF_EXIT_BAD_INPUT;
-            sp.read_timeout_s = (unsigned)v;
-        } else if (!strcmp(a, "--body-max")) {
-            if (!cli_parse_int(verb, a, val, 1024, 1L << 30, &v)) return RF_EXIT_BAD_INPUT;
-            sp.body_max = (size_t)v;
-        } else {
-            cli_errorf(verb, "unknown option '%s' (roofline %s --help)", a, verb);
-            return RF_EXIT_BAD_INPUT;
-        }
-    }
+    long drain_ms = 10000;
+    char model_help[4200];
+    snprintf(model_help, sizeof model_help, "GGUF file or embedded model's name (default: %s)",
+             cli_default_model());
+    const rf_opt opts[] = {
+        {NULL, "-m", RF_OPT_STRING, RF_OPT_DEST(model), .metavar = "MODEL", .help = model_help},
+        {"--host", NULL, RF_OPT_STRING, RF_OPT_DEST(sp.host), .metavar = "ADDR",
+         .help = "the IPv4 address to bind (default 127.0.0.1)"},
+        {"--port", NULL, RF_OPT_INT, RF_OPT_DEST(sp.port), .lo = 0, .hi = 65535, .metavar = "N",
+         .help = "the port (default 8080; 0: a free one)"},
+        {"--parallel", NULL, RF_OPT_INT, RF_OPT_DEST(ep.max_seqs), .lo = 1, .hi = 1024,
+         .metavar = "N", .help = "requests decoded together (default 16)"},
+        {"--ctx", NULL, RF_OPT_INT, RF_OPT_DEST(ep.n_ctx), .lo = 16, .hi = 1 << 20, .metavar = "N",
+         .help = "the most positions one request may use (prompt + output)"},
+        {"--max-queue", NULL, RF_OPT_INT, RF_OPT_DEST(ep.max_queue), .lo = 1, .hi = 1 << 20,
+         .metavar = "N", .help = "waiting requests beyond which a request gets 429 (default 256)"},
+        {"--api-key", NULL, RF_OPT_STRING, RF_OPT_DEST(sp.api_key), .metavar = "KEY",
+         .help = "every endpoint but /health needs 'Authorization: Bearer KEY'"},
+        {"--api-key-file", NULL, RF_OPT_STRING, RF_OPT_DEST(key_file), .metavar = "F",
+         .help = "the key is F's first line"},
+        {NULL, "-t", RF_OPT_INT, RF_OPT_DEST(ep.n_threads), .lo = 0, .hi = 4096,
+         .metavar = "THREADS", .help = "threads (default: physical cores)"},
+        {"--model-id", NULL, RF_OPT_STRING, RF_OPT_DEST(sp.model_id), .metavar = "ID",
+         .help = "the model id clients name (default: as -m named it, else the model's name)"},
+        {"--drain-ms", NULL, RF_OPT_INT, RF_OPT_DEST(drain_ms), .lo = 0, .hi = 3600000,
+         .metavar = "MS",
+         .help = "on SIGINT or SIGTERM, how long in-flight requests may take to "
+                 "finish (default 10000)"},
+        {"--body-max", NULL, RF_OPT_INT, RF_OPT_DEST(sp.body_max), .lo = 1024, .hi = 1L << 30,
+         .metavar = "BYTES", .help = "request body limit (default 4 MiB)"},
+        {"--no-prefix-cache", NULL, RF_OPT_FALSE, RF_OPT_DEST(ep.prefix_cache),
+         .help = "every prompt is computed in full (no KV reused from earlier requests)"},
+        {"--metrics", NULL, RF_OPT_TRUE, RF_OPT_DEST(sp.metrics),
+         .help = "serve GET /metrics (the default)"},
+        {"--no-metrics", NULL, RF_OPT_FALSE, RF_OPT_DEST(sp.metrics),
+         .help = "/metrics answers 404"},
+        {"--widen", NULL, RF_OPT_TRUE, RF_OPT_DEST(ep.widen),
+         .help = "every matmul decodes its weight rows to floats on every call instead of the "
+                 "native integer kernels (docs/kernels.md)"},
+        {"--max-connections", NULL, RF_OPT_INT, RF_OPT_DEST(sp.conn_limit), .lo = 1, .hi = 65536,
+         .metavar = "N", .help = "open connections (a thread each; default 2048)"},
+        {"--idle-timeout", NULL, RF_OPT_INT, RF_OPT_DEST(sp.idle_timeout_s), .lo = 0, .hi = 86400,
+         .metavar = "S",
+         .help = "seconds without traffic before a connection is closed (default 30; 0 never)"},
+        {"--read-timeout", NULL, RF_OPT_INT, RF_OPT_DEST(sp.read_timeout_s), .lo = 0, .hi = 86400,
+         .metavar = "S",
+         .help = "seconds a request's headers and body may take to arrive (default 30; 0 no "
+                 "limit): past it, 408 once the headers are in, else the connection closes"},
+    };
+    const rf_opt_spec spec = {
+        .prog = "roofline serve",
+        .about =
+            "An OpenAI-compatible server: POST /v1/chat/completions, POST /v1/completions,\n"
+            "GET /v1/models, GET /health, GET /metrics (Prometheus), POST /tokenize,\n"
+            "POST /detokenize (docs/server.md). Binds 127.0.0.1 unless --host says otherwise.\n"
+            "With an API key every endpoint but /health needs 'Authorization: Bearer KEY'.\n"
+            "SIGINT or SIGTERM: stop accepting, let in-flight requests finish (up to\n"
+            "--drain-ms), exit 0.\n",
+        .opts = opts,
+        .n_opts = sizeof opts / sizeof opts[0],
+    };
+    int prc = cli_opts(verb, &spec, argc, argv);
+    if (prc >= 0) return prc;
     if (sp.api_key && key_file) {
         cli_errorf(verb, "give --api-key or --api-key-file, not both");
         return RF_EXIT_BAD_INPUT;

@@ -104,96 +104,98 @@ static double run_decode(rf_context *c, int B, int steps, int prompt, int8_t hea
     return r;
 }
 
-static bool parse_list(const char *s, speed_opts *o) {
+/* -b 1,4,16: dest is the speed_opts */
+static rf_status parse_list(void *dest, const char *opt, const char *v, rf_error *err) {
+    speed_opts *o = dest;
+    const char *s = v;
     o->n_bs = 0;
+    bool ok = true;
     while (*s && o->n_bs < MAX_B) {
         char *end;
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 1 || v > MAX_B) return false;
-        o->bs[o->n_bs++] = v;
+        long x = strtol(s, &end, 10);
+        if (end == s || x < 1 || x > MAX_B) {
+            ok = false;
+            break;
+        }
+        o->bs[o->n_bs++] = x;
         s = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',') return false;
+        if (*end && *end != ',') {
+            ok = false;
+            break;
+        }
     }
-    return o->n_bs > 0;
+    if (!ok || !o->n_bs)
+        return rf_error_set(err, RF_ERR_ARG,
+                            "%s expects a list like 1,4,16 of values in [1, %d], got '%s'", opt,
+                            MAX_B, v);
+    return RF_OK;
 }
 
-static void usage(void) {
-    printf(
-        "usage: roofline speed [-m MODEL] [-t THREADS] [-p N] [-n N] [-b B[,B...]] [-r REPS]\n"
-        "                      [--head logits|top] [--kernels K] [--json] [--profile]\n"
-        "                      [--widen]\n"
-        "Engine throughput, measured as llama-bench does (medians of REPS after a warm-up):\n"
-        "  -p N     prompt processing: one batch of N tokens (default 512; 0 skips)\n"
-        "  -n N     text generation: N single-token steps with full logits (default 128; 0 skips)\n"
-        "  -b LIST  batched decode: aggregate tok/s of B sequences stepping together, each after "
-        "a\n"
-        "           16-token prompt, N steps (default 1,4,16; at most %d)\n"
-        "  -r REPS  repetitions (default 5)\n"
-        "  --head   what the decode steps compute: all logits (default, as llama-bench) or the\n"
-        "           top candidates only (what greedy and top-k sampling need)\n"
-        "  --profile after the measured runs, one more of tg and of each B with the time of each\n"
-        "           stage per decode step (to stderr; the figures above exclude it)\n"
-        "  --widen  every matmul decodes its weight rows to floats on every call and multiplies\n"
-        "           in floats (the widened path), instead of the native integer kernels\n",
-        MAX_B);
+static rf_status parse_head(void *dest, const char *opt, const char *v, rf_error *err) {
+    if (strcmp(v, "logits") && strcmp(v, "top"))
+        return rf_error_set(err, RF_ERR_ARG, "%s expects logits or top, got '%s'", opt, v);
+    *(int8_t *)dest = v[0] == 't' ? RF_OUT_TOP : RF_OUT_LOGITS;
+    return RF_OK;
+}
+
+static rf_status parse_isa(void *dest, const char *opt, const char *v, rf_error *err) {
+    int *isa = dest;
+    *isa = rf_isa_parse(v);
+    if (*isa < 0)
+        return rf_error_set(err, RF_ERR_ARG, "%s expects scalar, avx2, avx512 or neon, got '%s'",
+                            opt, v);
+    return RF_OK;
+}
+
+/* The options into *o: -1 to go on, else the exit status (help printed, or an error). */
+static int parse_opts(int argc, char **argv, speed_opts *o) {
+    *o = (speed_opts){.pp = 512, .tg = 128, .reps = 5, .isa = -1, .head = RF_OUT_LOGITS};
+    o->bs[0] = 1, o->bs[1] = 4, o->bs[2] = 16, o->n_bs = 3;
+    char b_help[200];
+    snprintf(b_help, sizeof b_help,
+             "batched decode: aggregate tok/s of B sequences stepping together, each after a "
+             "16-token prompt, N steps (default 1,4,16; at most %d)",
+             MAX_B);
+    const rf_opt opts[] = {
+        {NULL, "-m", RF_OPT_STRING, RF_OPT_DEST(o->model), .metavar = "MODEL",
+         .help = "GGUF file or embedded model's name (default: the embedded model)"},
+        {NULL, "-t", RF_OPT_INT, RF_OPT_DEST(o->threads), .lo = 1, .hi = 1024, .metavar = "THREADS",
+         .help = "threads (default: physical cores)"},
+        {NULL, "-p", RF_OPT_INT, RF_OPT_DEST(o->pp), .lo = 0, .hi = 16384, .metavar = "N",
+         .help = "prompt processing: one batch of N tokens (default 512; 0 skips)"},
+        {NULL, "-n", RF_OPT_INT, RF_OPT_DEST(o->tg), .lo = 0, .hi = 16384, .metavar = "N",
+         .help = "text generation: N single-token steps with full logits (default 128; 0 skips)"},
+        {NULL, "-b", RF_OPT_STRING, .dest = o, .fn = parse_list, .metavar = "B[,B...]",
+         .help = b_help},
+        {NULL, "-r", RF_OPT_INT, RF_OPT_DEST(o->reps), .lo = 1, .hi = MAX_RUNS, .metavar = "REPS",
+         .help = "repetitions (default 5)"},
+        {"--head", NULL, RF_OPT_STRING, .dest = &o->head, .fn = parse_head, .metavar = "logits|top",
+         .help = "what the decode steps compute: all logits (default, as llama-bench) or the top "
+                 "candidates only (what greedy and top-k sampling need)"},
+        {"--kernels", NULL, RF_OPT_STRING, .dest = &o->isa, .fn = parse_isa, .metavar = "K",
+         .help = "kernel set: scalar, avx2, avx512, neon (default: the best this CPU runs)"},
+        {"--json", NULL, RF_OPT_TRUE, RF_OPT_DEST(o->json), .help = "print the figures as JSON"},
+        {"--profile", NULL, RF_OPT_TRUE, RF_OPT_DEST(o->profile),
+         .help = "after the measured runs, one more of tg and of each B with the time of each "
+                 "stage per decode step (to stderr; the figures above exclude it)"},
+        {"--widen", NULL, RF_OPT_TRUE, RF_OPT_DEST(o->widen),
+         .help = "every matmul decodes its weight rows to floats on every call and multiplies in "
+                 "floats (the widened path), instead of the native integer kernels"},
+    };
+    const rf_opt_spec spec = {
+        .prog = "roofline speed",
+        .about = "Engine throughput, measured as llama-bench does (medians of REPS after a "
+                 "warm-up).\n",
+        .opts = opts,
+        .n_opts = sizeof opts / sizeof opts[0],
+    };
+    return cli_opts("speed", &spec, argc, argv);
 }
 
 int cli_speed(int argc, char **argv) {
-    speed_opts o = {.pp = 512, .tg = 128, .reps = 5, .isa = -1, .head = RF_OUT_LOGITS};
-    o.bs[0] = 1, o.bs[1] = 4, o.bs[2] = 16, o.n_bs = 3;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage();
-            return RF_EXIT_OK;
-        } else if (!strcmp(a, "--profile")) {
-            o.profile = true;
-            continue;
-        } else if (!strcmp(a, "--json")) {
-            o.json = true;
-            continue;
-        } else if (!strcmp(a, "--widen")) {
-            o.widen = true;
-            continue;
-        }
-        if (!v) {
-            cli_errorf("speed", "unknown option or missing value: '%s' (roofline speed --help)", a);
-            return RF_EXIT_BAD_INPUT;
-        }
-        i++;
-        if (!strcmp(a, "-m"))
-            o.model = v;
-        else if (!strcmp(a, "-t")) {
-            if (!cli_parse_int("speed", "-t", v, 1, 1024, &o.threads)) return RF_EXIT_BAD_INPUT;
-        } else if (!strcmp(a, "-p")) {
-            if (!cli_parse_int("speed", "-p", v, 0, 16384, &o.pp)) return RF_EXIT_BAD_INPUT;
-        } else if (!strcmp(a, "-n")) {
-            if (!cli_parse_int("speed", "-n", v, 0, 16384, &o.tg)) return RF_EXIT_BAD_INPUT;
-        } else if (!strcmp(a, "-r")) {
-            if (!cli_parse_int("speed", "-r", v, 1, MAX_RUNS, &o.reps)) return RF_EXIT_BAD_INPUT;
-        } else if (!strcmp(a, "-b")) {
-            if (!parse_list(v, &o)) {
-                cli_errorf("speed", "-b expects a list like 1,4,16 of values in [1, %d], got '%s'",
-                           MAX_B, v);
-                return RF_EXIT_BAD_INPUT;
-            }
-        } else if (!strcmp(a, "--head")) {
-            if (strcmp(v, "logits") && strcmp(v, "top")) {
-                cli_errorf("speed", "--head expects logits or top, got '%s'", v);
-                return RF_EXIT_BAD_INPUT;
-            }
-            o.head = v[0] == 't' ? RF_OUT_TOP : RF_OUT_LOGITS;
-        } else if (!strcmp(a, "--kernels")) {
-            o.isa = rf_isa_parse(v);
-            if (o.isa < 0) {
-                cli_errorf("speed", "--kernels expects scalar, avx2, avx512 or neon, got '%s'", v);
-                return RF_EXIT_BAD_INPUT;
-            }
-        } else {
-            cli_errorf("speed", "unknown option '%s' (roofline speed --help)", a);
-            return RF_EXIT_BAD_INPUT;
-        }
-    }
+    speed_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc >= 0) return rc;
     o.model = cli_model("speed", o.model);
     if (!o.model) return RF_EXIT_BAD_INPUT;
     int maxb = 1;

@@ -7,39 +7,45 @@
 #include "model/tokenizer.h"
 #include "util/file.h"
 
-static void usage(void) {
-    printf("usage: roofline tokenize [-m MODEL] [--no-bos] [--no-parse-special] [-f FILE | TEXT]\n"
-           "Prints the token ids of TEXT (or of FILE's bytes) on one line, space-separated.\n"
-           "Special-token text such as <start_of_turn> becomes the special token unless\n"
-           "--no-parse-special is given; BOS is added when the vocabulary asks for it unless\n"
-           "--no-bos. With no -m, the embedded model (%s).\n",
-           cli_default_model());
+/* TEXT: one */
+static rf_status set_text(void *ctx, const char *arg, rf_error *err) {
+    const char **text = ctx;
+    if (*text) return rf_error_set(err, RF_ERR_ARG, "more than one TEXT argument (quote the text)");
+    *text = arg;
+    return RF_OK;
 }
 
 int cli_tokenize(int argc, char **argv) {
     const char *model = NULL, *text = NULL, *file = NULL;
     bool bos = true, parse_special = true;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage();
-            return RF_EXIT_OK;
-        } else if (!strcmp(a, "--no-bos")) {
-            bos = false;
-        } else if (!strcmp(a, "--no-parse-special")) {
-            parse_special = false;
-        } else if ((!strcmp(a, "-m") || !strcmp(a, "-f")) && i + 1 < argc) {
-            *(a[1] == 'm' ? &model : &file) = argv[++i];
-        } else if (a[0] == '-' && a[1] && !text) {
-            cli_errorf("tokenize", "unknown option '%s' (roofline tokenize --help)", a);
-            return RF_EXIT_BAD_INPUT;
-        } else if (!text) {
-            text = a;
-        } else {
-            cli_errorf("tokenize", "more than one TEXT argument (quote the text)");
-            return RF_EXIT_BAD_INPUT;
-        }
-    }
+    const rf_opt opts[] = {
+        {NULL, "-m", RF_OPT_STRING, RF_OPT_DEST(model), .metavar = "MODEL",
+         .help = "GGUF file or embedded model's name (default: the embedded model)"},
+        {"--no-bos", NULL, RF_OPT_FALSE, RF_OPT_DEST(bos),
+         .help = "no BOS, even when the vocabulary asks for it"},
+        {"--no-parse-special", NULL, RF_OPT_FALSE, RF_OPT_DEST(parse_special),
+         .help = "special-token text such as <start_of_turn> stays text"},
+        {NULL, "-f", RF_OPT_STRING, RF_OPT_DEST(file), .metavar = "FILE",
+         .help = "tokenize FILE's bytes instead of TEXT"},
+    };
+    char about[4400];
+    snprintf(about, sizeof about,
+             "Prints the token ids of TEXT (or of FILE's bytes) on one line, space-separated.\n"
+             "Special-token text such as <start_of_turn> becomes the special token unless\n"
+             "--no-parse-special is given; BOS is added when the vocabulary asks for it unless\n"
+             "--no-bos. With no -m, the embedded model (%s).\n",
+             cli_default_model());
+    const rf_opt_spec spec = {
+        .prog = "roofline tokenize",
+        .args = "[TEXT]",
+        .about = about,
+        .opts = opts,
+        .n_opts = sizeof opts / sizeof opts[0],
+        .positional = set_text,
+        .ctx = &text,
+    };
+    int prc = cli_opts("tokenize", &spec, argc, argv);
+    if (prc >= 0) return prc;
     if (!text == !file) {
         cli_errorf("tokenize", "give exactly one of TEXT or -f FILE");
         return RF_EXIT_BAD_INPUT;

@@ -106,27 +106,18 @@ void cli_raise_fd_limit(const char *verb) {
                    strerror(errno));
 }
 
-bool cli_parse_int(const char *verb, const char *opt, const char *s, long lo, long hi, long *out) {
-    char *end = NULL;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || *end || v < lo || v > hi) {
-        cli_errorf(verb, "%s expects an integer in [%ld, %ld], got '%s'", opt, lo, hi, s ? s : "");
-        return false;
+int cli_opts(const char *verb, const rf_opt_spec *spec, int argc, char **argv) {
+    bool help = false;
+    rf_error err = {0};
+    if (rf_opt_parse(spec, argc, argv, &help, &err)) {
+        cli_errorf(verb, "%s", err.msg);
+        return RF_EXIT_BAD_INPUT;
     }
-    *out = v;
-    return true;
-}
-
-bool cli_parse_float(const char *verb, const char *opt, const char *s, double lo, double hi,
-                     double *out) {
-    char *end = NULL;
-    double v = s ? strtod(s, &end) : 0;
-    if (!s || !*s || *end || !(v >= lo && v <= hi)) {
-        cli_errorf(verb, "%s expects a number in [%g, %g], got '%s'", opt, lo, hi, s ? s : "");
-        return false;
+    if (help) {
+        rf_opt_help(stdout, spec);
+        return RF_EXIT_OK;
     }
-    *out = v;
-    return true;
+    return -1;
 }
 
 int main(int argc, char **argv) {
