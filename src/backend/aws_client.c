@@ -10,8 +10,8 @@
 #include "aws/sign.h"
 #include "util/file.h"
 
-rf_status rf_aws_uri_parse(const char *uri, const char *scheme, char region[RF_AWS_REGION_MAX],
-                           char **name, rf_error *err) {
+rf_status rf_bk_aws_uri_parse(const char *uri, const char *scheme, char region[RF_AWS_REGION_MAX],
+                              char **name, rf_error *err) {
     if (name) *name = NULL;
     size_t sn = strlen(scheme);
     char shown[120];
@@ -52,8 +52,8 @@ rf_status rf_aws_uri_parse(const char *uri, const char *scheme, char region[RF_A
     return RF_OK;
 }
 
-rf_status rf_aws_validate(const rf_backend_cfg *cfg, const char *scheme, rf_error *err) {
-    rf_status st = rf_aws_uri_parse(cfg->uri, scheme, NULL, NULL, err);
+rf_status rf_bk_aws_validate(const rf_backend_cfg *cfg, const char *scheme, rf_error *err) {
+    rf_status st = rf_bk_aws_uri_parse(cfg->uri, scheme, NULL, NULL, err);
     if (st || !cfg->extra_body) return st;
     json_t *x = json_loads(cfg->extra_body, JSON_REJECT_DUPLICATES, NULL);
     bool ok = json_is_object(x);
@@ -67,13 +67,13 @@ static char *url_of(const char *base, const char *prefix, const char *esc, const
     return asprintf(&u, "%s%s%s%s", base, prefix, esc, suffix) < 0 ? NULL : u;
 }
 
-rf_status rf_aws_client_open(rf_aws_client *c, rf_aws_service service, const char *uri,
-                             const char *scheme, const char *prefix, const char *plain_suffix,
-                             const char *stream_suffix, rf_error *err) {
+rf_status rf_bk_aws_client_open(rf_bk_aws_client *c, rf_aws_service service, const char *uri,
+                                const char *scheme, const char *prefix, const char *plain_suffix,
+                                const char *stream_suffix, rf_error *err) {
     memset(c, 0, sizeof *c);
     c->service = service;
     char *esc = NULL;
-    rf_status st = rf_aws_uri_parse(uri, scheme, c->region, &c->name, err);
+    rf_status st = rf_bk_aws_uri_parse(uri, scheme, c->region, &c->name, err);
     if (!st) st = rf_aws_endpoint(service, c->region, c->base, err);
     if (!st) {
         size_t cap = strlen(c->name) * 3 + 1;
@@ -92,11 +92,11 @@ rf_status rf_aws_client_open(rf_aws_client *c, rf_aws_service service, const cha
         if (st) rf_error_prefix(err, "%s", scheme);
     }
     free(esc);
-    if (st) rf_aws_client_close(c);
+    if (st) rf_bk_aws_client_close(c);
     return st;
 }
 
-void rf_aws_client_close(rf_aws_client *c) {
+void rf_bk_aws_client_close(rf_bk_aws_client *c) {
     rf_aws_creds_free(&c->creds);
     free(c->name);
     free(c->url_plain);
@@ -104,9 +104,9 @@ void rf_aws_client_close(rf_aws_client *c) {
     memset(c, 0, sizeof *c);
 }
 
-rf_status rf_aws_client_prepare(const rf_aws_client *c, CURL *easy, bool stream,
-                                const char *accept_line, const rf_buf *body,
-                                struct curl_slist **headers, rf_error *err) {
+rf_status rf_bk_aws_client_prepare(const rf_bk_aws_client *c, CURL *easy, bool stream,
+                                   const char *accept_line, const rf_buf *body,
+                                   struct curl_slist **headers, rf_error *err) {
     const char *url = stream ? c->url_stream : c->url_plain;
     curl_easy_setopt(easy, CURLOPT_URL, url);
     struct curl_slist *h = curl_slist_append(*headers, "Content-Type: application/json");
@@ -117,13 +117,13 @@ rf_status rf_aws_client_prepare(const rf_aws_client *c, CURL *easy, bool stream,
                             url, body->data, body->len, RF_AWS_SIGNER_AUTO, headers, err);
 }
 
-bool rf_aws_es_feed(rf_es *d, rf_bk_result *res, const void *p, size_t n) {
+bool rf_bk_aws_es_feed(rf_es *d, rf_bk_result *res, const void *p, size_t n) {
     rf_es_status st = rf_es_feed(d, p, n);
     if (st == RF_ES_OK || st == RF_ES_STOPPED) return st == RF_ES_OK;
     rf_bk_fail(res, st == RF_ES_NOMEM ? RF_BK_INTERNAL : RF_BK_INVALID, "%s", rf_es_error(d));
     return false;
 }
 
-void rf_aws_es_end(rf_es *d, rf_bk_result *res) {
+void rf_bk_aws_es_end(rf_es *d, rf_bk_result *res) {
     if (rf_es_finish(d) == RF_ES_PARTIAL) rf_bk_fail(res, RF_BK_TRUNCATED, "%s", rf_es_error(d));
 }

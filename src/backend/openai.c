@@ -7,11 +7,11 @@
  * messages) and, when cfg->model is NULL, asks GET {base}/models for data[0].id with a short
  * blocking request (open runs before the loop).
  *
- * Per request: the body is built with jansson (rf_oa_build_body) and POSTed to
- * {base}/chat/completions; the reply is an SSE stream folded event by event (rf_oa_stream), or,
- * for a request that did not stream or a server that answered application/json, one body
- * (rf_oa_fold_body). HTTP >= 400 -> http_4xx/5xx with the body's error.message. Everything else
- * about the transfer (stalls, timeouts, resends, transport failures, cancel) is bk_http's.
+ * Per request: the body is built with jansson (rf_bk_openai_build_body) and POSTed to
+ * {base}/chat/completions; the reply is an SSE stream folded event by event (rf_bk_openai_stream),
+ * or, for a request that did not stream or a server that answered application/json, one body
+ * (rf_bk_openai_fold_body). HTTP >= 400 -> http_4xx/5xx with the body's error.message. Everything
+ * else about the transfer (stalls, timeouts, resends, transport failures, cancel) is the transport's (http.h).
  */
 #include <curl/curl.h>
 #include <jansson.h>
@@ -28,7 +28,7 @@
 #define OA_MODELS_TIMEOUT_MS 10000L
 
 typedef struct oa_backend {
-    rf_http_backend hb; /* first: the registry's view and the transport */
+    rf_bk_http_backend hb; /* first: the registry's view and the transport */
     char *url_chat;
     char *model;
     struct curl_slist *headers; /* may hold the Authorization header: never printed */
@@ -40,25 +40,25 @@ typedef struct oa_backend {
 
 static void *oa_state_new(void *ctx) {
     (void)ctx;
-    rf_oa_stream *s = malloc(sizeof *s);
-    if (s) rf_oa_stream_init(s);
+    rf_bk_openai_stream *s = malloc(sizeof *s);
+    if (s) rf_bk_openai_stream_init(s);
     return s;
 }
 
 static void oa_state_free(void *st) {
-    rf_oa_stream_free(st);
+    rf_bk_openai_stream_free(st);
     free(st);
 }
 
 static void oa_state_reset(void *st, rf_bk_request *req) {
-    rf_oa_stream_reset(st, req);
+    rf_bk_openai_stream_reset(st, req);
 }
 
 static bool oa_build(void *ctx, void *st, rf_bk_request *req, rf_buf *body, char *why,
                      size_t why_n) {
     (void)st;
     const oa_backend *b = ctx;
-    return rf_oa_build_body(req, b->model, b->extra, body, why, why_n);
+    return rf_bk_openai_build_body(req, b->model, b->extra, body, why, why_n);
 }
 
 static rf_status oa_prepare(void *ctx, void *st, rf_bk_request *req, CURL *easy, const rf_buf *body,
@@ -71,40 +71,40 @@ static rf_status oa_prepare(void *ctx, void *st, rf_bk_request *req, CURL *easy,
 }
 
 /* A stream unless the request did not ask for one or the server answered with one body. */
-static rf_http_reply oa_reply_kind(void *ctx, rf_bk_request *req, const char *ct) {
+static rf_bk_http_reply oa_reply_kind(void *ctx, rf_bk_request *req, const char *ct) {
     (void)ctx;
-    if (!req->stream) return RF_HTTP_BODY;
-    return ct && !strncasecmp(ct, "application/json", 16) ? RF_HTTP_BODY : RF_HTTP_STREAM;
+    if (!req->stream) return RF_BK_HTTP_BODY;
+    return ct && !strncasecmp(ct, "application/json", 16) ? RF_BK_HTTP_BODY : RF_BK_HTTP_STREAM;
 }
 
 static bool oa_feed(void *st, rf_bk_request *req, const char *p, size_t n, int64_t t) {
     (void)req;
-    return rf_oa_stream_feed(st, p, n, t);
+    return rf_bk_openai_stream_feed(st, p, n, t);
 }
 
 static void oa_stream_end(void *st, rf_bk_request *req) {
     (void)req;
-    rf_oa_stream_end(st);
+    rf_bk_openai_stream_end(st);
 }
 
 static void oa_body(void *st, rf_bk_request *req, const char *p, size_t n, int64_t t) {
-    rf_oa_fold_body(&((rf_oa_stream *)st)->fold, req, p, n, t);
+    rf_bk_openai_fold_body(&((rf_bk_openai_stream *)st)->fold, req, p, n, t);
 }
 
 static void oa_http_error(void *ctx, rf_bk_request *req, long status, const char *error_type,
                           const char *p, size_t n) {
     (void)ctx, (void)error_type;
     char msg[200];
-    rf_oa_error_message(p, n, msg, sizeof msg);
+    rf_bk_openai_error_message(p, n, msg, sizeof msg);
     rf_bk_fail(&req->res, status >= 500 ? RF_BK_HTTP_5XX : RF_BK_HTTP_4XX, "HTTP %ld: %s", status,
                msg[0] ? msg : "(empty body)");
 }
 
 static void oa_finish(void *st, rf_bk_request *req) {
-    rf_oa_fold_export(&((rf_oa_stream *)st)->fold, req);
+    rf_bk_openai_fold_export(&((rf_bk_openai_stream *)st)->fold, req);
 }
 
-static const rf_http_proto oa_proto = {
+static const rf_bk_http_proto oa_proto = {
     .state_new = oa_state_new,
     .state_free = oa_state_free,
     .state_reset = oa_state_reset,
@@ -126,7 +126,7 @@ static const char *oa_model(const rf_backend *bk) {
 
 static void oa_close(rf_backend *bk) {
     oa_backend *b = (oa_backend *)bk;
-    rf_http_free(b->hb.http);
+    rf_bk_http_free(b->hb.http);
     curl_slist_free_all(b->headers);
     json_decref(b->extra);
     free(b->url_chat);
@@ -172,7 +172,7 @@ static rf_status fetch_model(oa_backend *b, const char *base, rf_error *err) {
     }
     if (status != 200) {
         char msg[200];
-        rf_oa_error_message((const char *)body.data, body.len, msg, sizeof msg);
+        rf_bk_openai_error_message((const char *)body.data, body.len, msg, sizeof msg);
         st = rf_error_set(err, RF_ERR_IO, "openai: GET %s: HTTP %ld: %s", url, status, msg);
         goto out;
     }
@@ -281,10 +281,10 @@ static rf_status oa_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend **
         st = rf_error_set(err, RF_ERR_NOMEM, "openai: out of memory");
         goto fail;
     }
-    rf_http_cfg hc = rf_http_cfg_of(cfg, &oa_proto, b, b->url_chat);
-    st = rf_http_new(loop, &hc, &b->hb.http, err);
+    rf_bk_http_cfg hc = rf_bk_http_cfg_of(cfg, &oa_proto, b, b->url_chat);
+    st = rf_bk_http_new(loop, &hc, &b->hb.http, err);
     if (st) goto fail;
-    b->timeout_ms = rf_http_timeout_ms(b->hb.http);
+    b->timeout_ms = rf_bk_http_timeout_ms(b->hb.http);
     struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
     if (h) b->headers = h, h = curl_slist_append(h, "Expect:"); /* no 100-continue round trip */
     if (!h) {
@@ -334,7 +334,7 @@ static rf_status oa_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend **
     return RF_OK;
 fail:
     free(base);
-    rf_http_free(b->hb.http);
+    rf_bk_http_free(b->hb.http);
     curl_slist_free_all(b->headers);
     json_decref(b->extra);
     free(b->url_chat);
@@ -348,9 +348,9 @@ const rf_backend_vtable rf_backend_openai = {
     .loop_timed = true,
     .validate = oa_validate,
     .open = oa_open,
-    .start = rf_http_backend_start,
-    .cancel = rf_http_backend_cancel,
+    .start = rf_bk_http_backend_start,
+    .cancel = rf_bk_http_backend_cancel,
     .model = oa_model,
-    .count_tokens = rf_http_backend_count_tokens,
+    .count_tokens = rf_bk_http_backend_count_tokens,
     .close = oa_close,
 };
