@@ -310,8 +310,13 @@ void rf_bk_bedrock_fold_body(rf_bk_bedrock_fold *f, rf_bk_request *req, const ch
 
 bool rf_bk_bedrock_fold_event(rf_bk_bedrock_fold *f, rf_bk_request *req, const rf_es_message *m,
                               int64_t t) {
+    if (rf_bk_aws_fail_event(&req->res, m)) return false;
+    return rf_bk_bedrock_fold_message(f, req, m, t);
+}
+
+bool rf_bk_bedrock_fold_message(rf_bk_bedrock_fold *f, rf_bk_request *req, const rf_es_message *m,
+                                int64_t t) {
     rf_bk_result *res = &req->res;
-    if (rf_bk_aws_fail_event(res, m)) return false;
     const rf_es_header *et = rf_es_find(m, ":event-type");
     if (!rf_es_header_is(m, ":message-type", "event") || !et || et->type != RF_ES_STRING) {
         rf_bk_fail(res, RF_BK_INVALID, "ConverseStream message %llu is not an event",
@@ -368,3 +373,43 @@ void rf_bk_bedrock_fold_end(rf_bk_bedrock_fold *f, rf_bk_request *req) {
 void rf_bk_bedrock_fold_export(rf_bk_bedrock_fold *f, rf_bk_request *req) {
     rf_bk_openai_fold_export(&f->calls, req);
 }
+
+/* ---------------------------------------------------------------- the table */
+
+static void *converse_fold_new(void) {
+    rf_bk_bedrock_fold *f = malloc(sizeof *f);
+    if (f) rf_bk_bedrock_fold_init(f);
+    return f;
+}
+
+static void converse_fold_free(void *f) {
+    rf_bk_bedrock_fold_free(f);
+    free(f);
+}
+
+static void converse_fold_reset(void *f) {
+    rf_bk_bedrock_fold_reset(f);
+}
+
+static bool converse_build(rf_bk_request *req, const char *model, const json_t *extra, rf_buf *out,
+                           char *why, size_t why_n) {
+    (void)model; /* the model is in the path */
+    return rf_bk_bedrock_build_body(req, extra, out, why, why_n);
+}
+
+static void converse_body(void *f, rf_bk_request *req, const char *body, size_t len, int64_t t) {
+    rf_bk_bedrock_fold_body(f, req, body, len, t);
+}
+
+static void converse_finish(void *f, rf_bk_request *req) {
+    rf_bk_bedrock_fold_export(f, req);
+}
+
+const rf_bk_proto rf_bk_bedrock_converse = {
+    .fold_new = converse_fold_new,
+    .fold_free = converse_fold_free,
+    .fold_reset = converse_fold_reset,
+    .build = converse_build,
+    .body = converse_body,
+    .finish = converse_finish,
+};

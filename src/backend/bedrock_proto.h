@@ -38,6 +38,7 @@
 #include "backend/backend.h"
 #include "aws/eventstream.h"
 #include "backend/openai_proto.h"
+#include "backend/proto.h"
 #include "util/buf.h"
 
 /* Builds the Converse (and ConverseStream: the same body) request for req into out; extra (a
@@ -67,9 +68,18 @@ void rf_bk_bedrock_fold_body(rf_bk_bedrock_fold *f, rf_bk_request *req, const ch
  * an event that is not the JSON it should be: recorded). */
 bool rf_bk_bedrock_fold_event(rf_bk_bedrock_fold *f, rf_bk_request *req, const rf_es_message *m,
                               int64_t t);
+/* The same for a message known not to be an exception or error (the AWS skeleton records
+ * those): false when it is not the event JSON it should be (recorded). */
+bool rf_bk_bedrock_fold_message(rf_bk_bedrock_fold *f, rf_bk_request *req, const rf_es_message *m,
+                                int64_t t);
 /* The stream ended: truncated without a messageStop. */
 void rf_bk_bedrock_fold_end(rf_bk_bedrock_fold *f, rf_bk_request *req);
 /* Moves the tool calls into req->res. */
 void rf_bk_bedrock_fold_export(rf_bk_bedrock_fold *f, rf_bk_request *req);
+
+/* The protocol table (proto.h) of Converse: the body above, whole Converse bodies folded,
+ * the tool calls exported. Its stream is event-stream messages (rf_bk_bedrock_fold_message
+ * and _end, given to the AWS skeleton by bedrock.c), not SSE: event and stream_end are NULL. */
+extern const rf_bk_proto rf_bk_bedrock_converse;
 
 #endif

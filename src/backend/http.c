@@ -30,7 +30,7 @@ typedef struct hx_req hx_req;
 
 struct hx_req {
     rf_http *h;                /* NULL once orphaned by free (a callback still refers to it) */
-    const rf_bk_http_proto *p; /* to free st when orphaned */
+    const rf_bk_http_hooks *p; /* to free st when orphaned */
     rf_bk_request *req;
     CURL *easy;
     void *st;                   /* the protocol's state */
@@ -52,7 +52,7 @@ struct hx_req {
 
 struct rf_http {
     rf_loop *loop;
-    const rf_bk_http_proto *p;
+    const rf_bk_http_hooks *p;
     void *ctx;
     const char *label;
     long timeout_ms;
@@ -499,10 +499,10 @@ static void on_pending(void *user) {
 
 /* ---------------------------------------------------------------- the interface */
 
-rf_bk_http_cfg rf_bk_http_cfg_of(const rf_backend_cfg *cfg, const rf_bk_http_proto *proto,
+rf_bk_http_cfg rf_bk_http_cfg_of(const rf_backend_cfg *cfg, const rf_bk_http_hooks *hooks,
                                  void *ctx, const char *label) {
     rf_bk_http_cfg c = {
-        .proto = proto,
+        .hooks = hooks,
         .ctx = ctx,
         .label = label,
         .timeout_s = cfg->timeout_s,
@@ -520,7 +520,7 @@ rf_status rf_bk_http_new(rf_loop *loop, const rf_bk_http_cfg *cfg, rf_http **out
     rf_http *h = calloc(1, sizeof *h);
     if (!h) return rf_error_set(err, RF_ERR_NOMEM, "http transport: out of memory");
     h->loop = loop;
-    h->p = cfg->proto;
+    h->p = cfg->hooks;
     h->ctx = cfg->ctx;
     h->label = cfg->label ? cfg->label : "";
     double t = cfg->timeout_s > 0 ? cfg->timeout_s : 600;

@@ -1,10 +1,12 @@
-/* http.h: the libcurl transport shared by the bench's HTTP backends (openai, sagemaker,
+/* http.h: the libcurl transport shared by the bench's HTTP backends, under both skeletons (the
+ * plain HTTP APIs of http_api.h: openai; the AWS services of aws_backend.h: sagemaker,
  * bedrock). It owns everything about a request but its protocol: the easy handles (pooled and
  * reused), the loop's multi handle, the body sent, stamping each network read, the reply's mode
  * (a stream, a whole body, or an error body kept bounded), stalls, timeouts, libcurl's
  * resends, the classification of transport failures, retries of throttled requests, cancel and
- * close, and exactly one req->done per start. A backend gives a protocol table (rf_bk_http_proto):
- * how to build the body, how to address and sign an attempt, and how to fold the reply.
+ * close, and exactly one req->done per start. A skeleton gives a table of hooks
+ * (rf_bk_http_hooks): how to build the body, how to address and sign an attempt, and how to fold
+ * the reply.
  *
  * Errors: HTTP >= 400 -> the protocol's http_error (with the bounded body and the request id
  * header); connect/resolve/TLS failures -> refused; CURLOPT_TIMEOUT_MS -> timeout; no body byte
@@ -25,7 +27,7 @@
  * retry, has a callback pending on the loop; cancel or close reports it at once and the pending
  * callback only frees its state when the loop next runs it.
  *
- * Ownership: rf_bk_http_new copies nothing from cfg but its numbers: proto and ctx must outlive the
+ * Ownership: rf_bk_http_new copies nothing from cfg but its numbers: hooks and ctx must outlive the
  * transport. rf_bk_http_free cancels what is in flight (each done runs) and frees the pool.
  */
 #ifndef RF_BACKEND_HTTP_H
@@ -48,9 +50,9 @@ typedef enum rf_bk_http_reply {
 #define RF_BK_HTTP_MAX_BODY     ((size_t)64 << 20) /* a non-streamed reply */
 #define RF_BK_HTTP_MAX_ERR_BODY ((size_t)64 << 10) /* the part of an error body kept */
 
-/* A backend's protocol. ctx is the backend's; st is the per-request state state_new made (kept
+/* A skeleton's hooks. ctx is the backend's; st is the per-request state state_new made (kept
  * with the pooled easy handle and reused by later requests). Every function is required. */
-typedef struct rf_bk_http_proto {
+typedef struct rf_bk_http_hooks {
     void *(*state_new)(void *ctx);
     void (*state_free)(void *st);
     /* A new attempt of req: forget the previous reply. */
@@ -79,10 +81,10 @@ typedef struct rf_bk_http_proto {
                        const char *p, size_t n);
     /* The request is over (any outcome): export what the state assembled (tool calls). */
     void (*finish)(void *st, rf_bk_request *req);
-} rf_bk_http_proto;
+} rf_bk_http_hooks;
 
 typedef struct rf_bk_http_cfg {
-    const rf_bk_http_proto *proto;
+    const rf_bk_http_hooks *hooks;
     void *ctx;
     const char *label; /* for messages (the URL requests go to); borrowed until free */
     double timeout_s;  /* per attempt; <= 0: 600 */
@@ -93,7 +95,7 @@ typedef struct rf_bk_http_cfg {
 
 /* The transport settings of a backend's configuration (timeout, stall, retries with their
  * defaults, RF_BK_DEFAULT_RETRY_*). */
-rf_bk_http_cfg rf_bk_http_cfg_of(const rf_backend_cfg *cfg, const rf_bk_http_proto *proto,
+rf_bk_http_cfg rf_bk_http_cfg_of(const rf_backend_cfg *cfg, const rf_bk_http_hooks *hooks,
                                  void *ctx, const char *label);
 
 typedef struct rf_http rf_http;

@@ -463,49 +463,56 @@ bool rf_bk_openai_fold_complete(const rf_bk_openai_fold *f) {
     return f->saw_done || f->saw_finish;
 }
 
-/* ---------------------------------------------------------------- SSE streams */
+/* ---------------------------------------------------------------- the table */
 
-static int on_event(void *user, const char *type, const char *data, size_t len) {
-    rf_bk_openai_stream *s = user;
-    return rf_bk_openai_fold_event(&s->fold, s->req, type, data, len, s->t, s->sse.n_events) ? 0
-                                                                                             : 1;
+static void *chat_fold_new(void) {
+    rf_bk_openai_fold *f = malloc(sizeof *f);
+    if (f) rf_bk_openai_fold_init(f);
+    return f;
 }
 
-void rf_bk_openai_stream_init(rf_bk_openai_stream *s) {
-    memset(s, 0, sizeof *s);
-    rf_sse_init(&s->sse, RF_SSE_MAX_EVENT_DEFAULT, on_event, s);
-    rf_bk_openai_fold_init(&s->fold);
+static void chat_fold_free(void *f) {
+    rf_bk_openai_fold_free(f);
+    free(f);
 }
 
-void rf_bk_openai_stream_free(rf_bk_openai_stream *s) {
-    rf_sse_free(&s->sse);
-    rf_bk_openai_fold_free(&s->fold);
+static void chat_fold_reset(void *f) {
+    rf_bk_openai_fold_reset(f);
 }
 
-void rf_bk_openai_stream_reset(rf_bk_openai_stream *s, rf_bk_request *req) {
-    rf_sse_reset(&s->sse);
-    rf_bk_openai_fold_reset(&s->fold);
-    s->req = req;
-    s->t = 0;
+static bool chat_build(rf_bk_request *req, const char *model, const json_t *extra, rf_buf *out,
+                       char *why, size_t why_n) {
+    return rf_bk_openai_build_body(req, model, extra, out, why, why_n);
 }
 
-bool rf_bk_openai_stream_feed(rf_bk_openai_stream *s, const void *p, size_t n, int64_t t) {
-    s->t = t;
-    rf_sse_status st = rf_sse_feed(&s->sse, p, n);
-    if (st == RF_SSE_OK) return true;
-    rf_bk_result *res = &s->req->res;
-    if (st == RF_SSE_TOO_BIG)
-        rf_bk_fail(res, RF_BK_INVALID, "an SSE event is larger than %zu bytes", s->sse.max);
-    else if (st == RF_SSE_NOMEM)
-        rf_bk_fail(res, RF_BK_INTERNAL, "out of memory");
-    return false;
+static void chat_body(void *f, rf_bk_request *req, const char *body, size_t len, int64_t t) {
+    rf_bk_openai_fold_body(f, req, body, len, t);
 }
 
-void rf_bk_openai_stream_end(rf_bk_openai_stream *s) {
-    rf_sse_status st = rf_sse_finish(&s->sse);
-    if (!rf_bk_openai_fold_complete(&s->fold))
-        rf_bk_fail(&s->req->res, RF_BK_TRUNCATED,
+static bool chat_event(void *f, rf_bk_request *req, const char *type, const char *data, size_t len,
+                       int64_t t, uint64_t n_event) {
+    return rf_bk_openai_fold_event(f, req, type, data, len, t, n_event);
+}
+
+static void chat_stream_end(void *f, rf_bk_request *req, uint64_t n_events, bool partial) {
+    if (!rf_bk_openai_fold_complete(f))
+        rf_bk_fail(&req->res, RF_BK_TRUNCATED,
                    "stream ended without [DONE] or a finish_reason after %llu events%s",
-                   (unsigned long long)s->sse.n_events,
-                   st == RF_SSE_PARTIAL ? " (and a partial event)" : "");
+                   (unsigned long long)n_events, partial ? " (and a partial event)" : "");
 }
+
+static void chat_finish(void *f, rf_bk_request *req) {
+    rf_bk_openai_fold_export(f, req);
+}
+
+const rf_bk_proto rf_bk_openai_chat = {
+    .fold_new = chat_fold_new,
+    .fold_free = chat_fold_free,
+    .fold_reset = chat_fold_reset,
+    .build = chat_build,
+    .body = chat_body,
+    .event = chat_event,
+    .stream_end = chat_stream_end,
+    .finish = chat_finish,
+    .error_message = rf_bk_openai_error_message,
+};

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
-#include "backend/sse.h"
+#include "backend/proto.h"
 #include "util/buf.h"
 
 /* Builds the Chat Completions JSON for req into out (reset first, NUL-terminated). model NULL:
@@ -79,25 +79,9 @@ bool rf_bk_openai_fold_complete(const rf_bk_openai_fold *f);
 /* Moves the assembled tool calls into req->res (calls, n_calls). */
 void rf_bk_openai_fold_export(rf_bk_openai_fold *f, rf_bk_request *req);
 
-/* A Chat Completions SSE stream: the framer (sse.h) feeding a fold, for a transport that hands
- * over the stream's bytes as they arrive (the openai backend: the HTTP body; sagemaker: the
- * PayloadPart bytes of an event stream). */
-typedef struct rf_bk_openai_stream {
-    rf_sse sse;
-    rf_bk_openai_fold fold;
-    rf_bk_request *req; /* the request being folded (set by reset) */
-    int64_t t;          /* arrival of the bytes being parsed */
-} rf_bk_openai_stream;
-
-void rf_bk_openai_stream_init(rf_bk_openai_stream *s);
-void rf_bk_openai_stream_free(rf_bk_openai_stream *s);
-/* A new stream for req (a new request or a retry). */
-void rf_bk_openai_stream_reset(rf_bk_openai_stream *s, rf_bk_request *req);
-/* Bytes of the stream that arrived at t. False when the stream must stop: an event over the
- * framer's bound (invalid_json), one that is not JSON (invalid_json), out of memory
- * (internal); the cause is recorded in req->res. */
-bool rf_bk_openai_stream_feed(rf_bk_openai_stream *s, const void *p, size_t n, int64_t t);
-/* The stream ended: truncated unless [DONE] or a finish_reason was seen. */
-void rf_bk_openai_stream_end(rf_bk_openai_stream *s);
+/* The protocol table (proto.h) of Chat Completions: the body above, SSE events and whole bodies
+ * folded as above, the stream truncated unless [DONE] or a finish_reason came, error bodies by
+ * rf_bk_openai_error_message. */
+extern const rf_bk_proto rf_bk_openai_chat;
 
 #endif
