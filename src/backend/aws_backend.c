@@ -212,12 +212,7 @@ rf_status rf_bk_aws_validate(const rf_backend_vtable *vt, const rf_backend_cfg *
                              rf_error *err) {
     const rf_bk_aws_proto *p = vt->proto;
     rf_status st = uri_parse(cfg->uri, vt->scheme, p->uri_shape, NULL, NULL, err);
-    if (st || !cfg->extra_body) return st;
-    json_t *x = json_loads(cfg->extra_body, JSON_REJECT_DUPLICATES, NULL);
-    bool ok = json_is_object(x);
-    json_decref(x);
-    return ok ? RF_OK
-              : rf_error_set(err, RF_ERR_ARG, "%s: extra_body is not a JSON object", vt->scheme);
+    return st ? st : rf_bk_extra_body_check(cfg->extra_body, vt->scheme, err);
 }
 
 static char *url_of(const char *base, const char *prefix, const char *esc, const char *suffix) {

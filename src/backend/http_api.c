@@ -263,12 +263,7 @@ rf_status rf_bk_api_validate(const rf_backend_vtable *vt, const rf_backend_cfg *
     char *base = NULL;
     rf_status st = parse_base(vt->scheme, cfg->uri, &base, err);
     free(base);
-    if (st || !cfg->extra_body) return st;
-    json_t *x = json_loads(cfg->extra_body, JSON_REJECT_DUPLICATES, NULL);
-    bool ok = json_is_object(x);
-    json_decref(x);
-    return ok ? RF_OK
-              : rf_error_set(err, RF_ERR_ARG, "%s: extra_body is not a JSON object", vt->scheme);
+    return st ? st : rf_bk_extra_body_check(cfg->extra_body, vt->scheme, err);
 }
 
 /* The header list: Content-Type, no 100-continue round trip, the table's fixed headers, and

@@ -1,7 +1,16 @@
-/* proto.c: an SSE stream feeding a protocol's event fold (proto.h). */
+/* proto.c: the extra_body check and an SSE stream feeding a protocol's event fold (proto.h). */
 #include "backend/proto.h"
 
 #include <string.h>
+
+rf_status rf_bk_extra_body_check(const char *extra_body, const char *scheme, rf_error *err) {
+    if (!extra_body) return RF_OK;
+    json_t *x = json_loads(extra_body, JSON_REJECT_DUPLICATES, NULL);
+    bool ok = json_is_object(x);
+    json_decref(x);
+    return ok ? RF_OK
+              : rf_error_set(err, RF_ERR_ARG, "%s: extra_body is not a JSON object", scheme);
+}
 
 static int on_event(void *user, const char *type, const char *data, size_t len) {
     rf_bk_sse_stream *s = user;

@@ -24,6 +24,7 @@
 
 #include "backend/backend.h"
 #include "backend/sse.h"
+#include "roofline/status.h"
 #include "util/buf.h"
 
 typedef struct rf_bk_proto {
@@ -55,6 +56,10 @@ typedef struct rf_bk_proto {
      * protocol's skeleton maps errors itself (AWS). */
     void (*error_message)(const char *body, size_t len, char *out, size_t n);
 } rf_bk_proto;
+
+/* The check of a backend's extra_body (merged into every body by build): NULL, or the text of
+ * a JSON object; else RF_ERR_ARG "SCHEME: extra_body is not a JSON object". */
+rf_status rf_bk_extra_body_check(const char *extra_body, const char *scheme, rf_error *err);
 
 /* An SSE stream of a protocol's events. */
 typedef struct rf_bk_sse_stream {
