@@ -31,14 +31,16 @@
 #include "roofline/status.h"
 
 typedef struct rf_bk_api_proto {
-    const char *chat_path;   /* appended to the base URL: "/chat/completions" */
-    const char *models_path; /* GET {base}{models_path} -> data[0].id when no model is given;
-                              * NULL: a model must be given */
-    const char *key_prefix;  /* the API key's header line before the key: "Authorization: Bearer "
-                              */
-    const char *const *headers; /* more header lines for every request (NULL-terminated), or NULL
-                                 */
-    const rf_bk_proto *proto;   /* with event, stream_end and error_message */
+    /* appended to the base URL: "/chat/completions" */
+    const char *chat_path;
+    /* GET {base}{models_path} -> data[0].id when no model is given; NULL: a model must be given */
+    const char *models_path;
+    /* the API key's header line up to the key: "Authorization: Bearer " */
+    const char *key_prefix;
+    /* more header lines sent with every request (NULL-terminated), or NULL */
+    const char *const *headers;
+    /* the chat protocol, with event, stream_end and error_message */
+    const rf_bk_proto *proto;
 } rf_bk_api_proto;
 
 /* The skeleton's functions of the vtable; vt->proto is the rf_bk_api_proto. validate checks the
