@@ -21,7 +21,7 @@ static bool any(const char *type, const char *const *names) {
     return false;
 }
 
-rf_bk_error rf_aws_error_class(const char *type, long status, bool in_stream) {
+rf_bk_error rf_bk_aws_error_class(const char *type, long status, bool in_stream) {
     static const char *const throttled[] = {"ThrottlingException", "ThrottledException",
                                             "TooManyRequestsException", "ModelNotReadyException",
                                             NULL};
@@ -67,8 +67,8 @@ static void fail_with(rf_bk_result *res, rf_bk_error cls, const char *type, long
                res->request_id, res->request_id[0] ? "]" : "");
 }
 
-void rf_aws_fail_http(rf_bk_result *res, long status, const char *error_type, const char *body,
-                      size_t n) {
+void rf_bk_aws_fail_http(rf_bk_result *res, long status, const char *error_type, const char *body,
+                         size_t n) {
     char type[96] = "", msg[640] = "";
     if (error_type && *error_type)
         rf_escaped(error_type, strcspn(error_type, ":"), type, sizeof type);
@@ -76,7 +76,7 @@ void rf_aws_fail_http(rf_bk_result *res, long status, const char *error_type, co
     if (json_is_object(root)) doc_fields(root, msg, sizeof msg, type, sizeof type);
     json_decref(root);
     if (!msg[0] && n) rf_escaped(body, n < 300 ? n : 300, msg, sizeof msg);
-    fail_with(res, rf_aws_error_class(type, status, false), type, status, msg);
+    fail_with(res, rf_bk_aws_error_class(type, status, false), type, status, msg);
 }
 
 /* A string header's value into out (escaped), or "". */
@@ -86,7 +86,7 @@ static void header_text(const rf_es_message *m, const char *name, char *out, siz
     if (h && h->type == RF_ES_STRING) rf_escaped((const char *)h->bytes, h->len, out, n);
 }
 
-bool rf_aws_fail_event(rf_bk_result *res, const rf_es_message *m) {
+bool rf_bk_aws_fail_event(rf_bk_result *res, const rf_es_message *m) {
     char type[96], msg[640] = "";
     if (rf_es_header_is(m, ":message-type", "exception")) {
         header_text(m, ":exception-type", type, sizeof type);
@@ -103,6 +103,6 @@ bool rf_aws_fail_event(rf_bk_result *res, const rf_es_message *m) {
     } else {
         return false;
     }
-    fail_with(res, rf_aws_error_class(type, 0, true), type, 0, msg);
+    fail_with(res, rf_bk_aws_error_class(type, 0, true), type, 0, msg);
     return true;
 }

@@ -28,16 +28,16 @@
 #include "aws/eventstream.h"
 
 /* The class of an AWS error of type (may be NULL or ""), HTTP status (0 in a stream). */
-rf_bk_error rf_aws_error_class(const char *type, long status, bool in_stream);
+rf_bk_error rf_bk_aws_error_class(const char *type, long status, bool in_stream);
 
 /* Records an HTTP error reply in req->res: type from the error-type header (error_type, may be
  * "" or NULL; anything from ':' on is dropped) or the body; message "TYPE (HTTP S): MESSAGE
  * [request id ID]". */
-void rf_aws_fail_http(rf_bk_result *res, long status, const char *error_type, const char *body,
-                      size_t n);
+void rf_bk_aws_fail_http(rf_bk_result *res, long status, const char *error_type, const char *body,
+                         size_t n);
 
 /* Whether m is an exception or error message; when it is, records it in res (class by
- * rf_aws_error_class in a stream) and returns true. */
-bool rf_aws_fail_event(rf_bk_result *res, const rf_es_message *m);
+ * rf_bk_aws_error_class in a stream) and returns true. */
+bool rf_bk_aws_fail_event(rf_bk_result *res, const rf_es_message *m);
 
 #endif

@@ -7,8 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const rf_backend_vtable *const g_backends[] = {&rf_backend_local, &rf_backend_openai,
-                                                      &rf_backend_sagemaker, &rf_backend_bedrock};
+/* The registry: one line a backend, X(NAME) for the rf_backend_vtable rf_backend_NAME that its
+ * own file defines (see backend.h). The order is the order of the unknown-scheme message. */
+#define RF_BACKENDS(X)                                                                             \
+    X(local)                                                                                       \
+    X(openai)                                                                                      \
+    X(sagemaker)                                                                                   \
+    X(bedrock)
+
+#define RF_BACKEND_DECLARE(name) extern const rf_backend_vtable rf_backend_##name;
+#define RF_BACKEND_ENTRY(name)   &rf_backend_##name,
+RF_BACKENDS(RF_BACKEND_DECLARE)
+static const rf_backend_vtable *const g_backends[] = {RF_BACKENDS(RF_BACKEND_ENTRY)};
+#define N_BACKENDS (sizeof g_backends / sizeof g_backends[0])
 
 const char *rf_bk_error_name(rf_bk_error e) {
     static const char *names[RF_BK_ERROR_COUNT] = {
@@ -140,13 +151,17 @@ static const rf_backend_vtable *find_scheme(const rf_backend_cfg *cfg, rf_error 
         return NULL;
     }
     size_t n = scheme_len(cfg->uri);
-    for (size_t i = 0; i < sizeof g_backends / sizeof g_backends[0]; i++)
+    for (size_t i = 0; i < N_BACKENDS; i++)
         if (strlen(g_backends[i]->scheme) == n && !strncmp(g_backends[i]->scheme, cfg->uri, n))
             return g_backends[i];
-    rf_error_set(err, RF_ERR_ARG,
-                 "backend '%s': unknown scheme '%.*s' in '%s' (known: local, local:MODEL.gguf, "
-                 "openai:URL, sagemaker:REGION/ENDPOINT, bedrock:REGION/MODEL_ID)",
-                 cfg->name ? cfg->name : "?", (int)n, cfg->uri, cfg->uri);
+    char known[512];
+    size_t k = 0;
+    known[0] = 0;
+    for (size_t i = 0; i < N_BACKENDS && k < sizeof known; i++)
+        k += (size_t)snprintf(known + k, sizeof known - k, "%s%s", i ? ", " : "",
+                              g_backends[i]->usage);
+    rf_error_set(err, RF_ERR_ARG, "backend '%s': unknown scheme '%.*s' in '%s' (known: %s)",
+                 cfg->name ? cfg->name : "?", (int)n, cfg->uri, cfg->uri, known);
     return NULL;
 }
 
@@ -154,7 +169,7 @@ rf_status rf_backend_validate(const rf_backend_cfg *cfg, rf_error *err) {
     const rf_backend_vtable *vt = find_scheme(cfg, err);
     if (!vt) return RF_ERR_ARG;
     if (!vt->validate) return RF_OK;
-    rf_status st = vt->validate(cfg, err);
+    rf_status st = vt->validate(vt, cfg, err);
     if (st) rf_error_prefix(err, "backend '%s'", cfg->name ? cfg->name : cfg->uri);
     return st;
 }
@@ -179,7 +194,7 @@ rf_status rf_backend_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend *
     if (!copy.timeout_s) copy.timeout_s = 600;
     if (!copy.stall_s) copy.stall_s = 60;
     rf_backend *b = NULL;
-    rf_status st = vt->open(&copy, loop, &b, err);
+    rf_status st = vt->open(vt, &copy, loop, &b, err);
     if (st) {
         free_cfg(&copy);
         rf_error_prefix(err, "backend '%s'", cfg->name ? cfg->name : cfg->uri);

@@ -1,11 +1,33 @@
 /* backend.h: one interface for every system the bench measures: send a chat request, stream its
  * events with timestamps, return usage and tool calls.
  *
- * A backend is a table of functions plus its own state; backends are registered by URI scheme
- * in backend.c ("local", "openai", "sagemaker", "bedrock"). The HTTP ones share one libcurl
- * transport (http.h); the OpenAI protocol (openai_proto.h) serves openai and sagemaker. All
- * calls happen on the loop thread; a backend that works on another thread (the in-process engine)
- * posts its events back with rf_loop_post.
+ * A backend is a table of functions (rf_backend_vtable) plus its own state; backends are
+ * registered by URI scheme in backend.c's registry (local, openai, sagemaker, bedrock). All calls
+ * happen on the loop thread; a backend that works on another thread (the in-process engine,
+ * local.c) posts its events back with rf_loop_post.
+ *
+ * The HTTP backends are protocol tables over two skeletons, both on one libcurl transport
+ * (http.h: pooling, stalls, timeouts, resends, retries, cancel):
+ *   proto.h        a chat protocol: body builder, reply and stream-event folding (rf_bk_proto):
+ *                  openai_proto.c (Chat Completions), bedrock_proto.c (Converse)
+ *   http_api.h     plain HTTP(S) APIs: URL, API key, model discovery, SSE, HTTP errors; an API is
+ *                  an rf_bk_api_proto (paths, key header, its rf_bk_proto): openai.c
+ *   aws_backend.h  AWS services: URI, credentials, endpoint, SigV4, event streams, AWS errors; a
+ *                  service is an rf_bk_aws_proto (URL suffixes, Accept headers, its rf_bk_proto
+ *                  and stream-message fold): sagemaker.c (Chat Completions inside PayloadPart
+ *                  events), bedrock.c (ConverseStream messages)
+ *
+ * Adding an OpenAI-like HTTP API (say, the Anthropic Messages API) is one protocol file plus a
+ * registry line:
+ *   1. src/backend/anthropic.c: the body builder and the folds (a whole reply body; one SSE
+ *      event; the stream's end; the tool calls' export; the error body's message) as a
+ *      `static const rf_bk_proto`, its `static const rf_bk_api_proto` (chat_path "/messages",
+ *      models_path "/models", key_prefix "x-api-key: ", headers {"anthropic-version: ...",
+ *      NULL}) and `const rf_backend_vtable rf_backend_anthropic =
+ *      RF_BK_API_BACKEND("anthropic", &table);`
+ *   2. X(anthropic) in RF_BACKENDS in backend.c.
+ * An AWS service is the same with an rf_bk_aws_proto and RF_BK_AWS_BACKEND (bedrock.c); a
+ * backend that is no HTTP API fills the vtable itself (local.c).
  *
  * Ownership: the driver owns rf_bk_request structs (and everything their inputs point to, until
  * the request's done callback); the backend fills req->res, whose buffers the driver frees with
@@ -183,15 +205,22 @@ void rf_bk_fail(rf_bk_result *r, rf_bk_error e, const char *fmt, ...)
 
 typedef struct rf_backend rf_backend;
 
-typedef struct rf_backend_vtable {
+typedef struct rf_backend_vtable rf_backend_vtable;
+
+struct rf_backend_vtable {
     const char *scheme; /* "local", "openai", ... */
+    const char *usage;  /* the URI shapes, listed when a scheme is unknown: "openai:URL" */
+    /* The protocol table of a backend built on a skeleton (http_api.h, aws_backend.h), which
+     * its validate and open read from vt; NULL for one written whole (local). */
+    const void *proto;
     /* Event times are taken on the loop thread when data is read (HTTP): a busy loop makes them
      * late. false when another thread stamps them (the engine's own clock readings). */
     bool loop_timed;
     /* Checks a configuration without opening anything (when the run is described, so a bad
      * URL stops the run before it starts); NULL: nothing to check before open. */
-    rf_status (*validate)(const rf_backend_cfg *cfg, rf_error *err);
-    rf_status (*open)(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend **out, rf_error *err);
+    rf_status (*validate)(const rf_backend_vtable *vt, const rf_backend_cfg *cfg, rf_error *err);
+    rf_status (*open)(const rf_backend_vtable *vt, const rf_backend_cfg *cfg, rf_loop *loop,
+                      rf_backend **out, rf_error *err);
     /* Starts req now (non-blocking). Failures to start are reported through req->done with an
      * error class, never by returning: the driver always gets exactly one done per start. */
     void (*start)(rf_backend *b, rf_bk_request *req);
@@ -202,7 +231,7 @@ typedef struct rf_backend_vtable {
     /* Counts tokens of text with the backend's tokenizer when it has one (local); -1 otherwise. */
     int32_t (*count_tokens)(const rf_backend *b, const char *text, size_t len);
     void (*close)(rf_backend *b);
-} rf_backend_vtable;
+};
 
 /* Every backend embeds this as its first member. */
 struct rf_backend {
@@ -225,10 +254,5 @@ bool rf_backend_is_local(const rf_backend_cfg *cfg);
  * borrowed from cfg->uri; NULL for plain "local" (the default model), "local:" and any URI that
  * is not local. */
 const char *rf_backend_local_model(const rf_backend_cfg *cfg);
-
-extern const rf_backend_vtable rf_backend_local;
-extern const rf_backend_vtable rf_backend_openai;
-extern const rf_backend_vtable rf_backend_sagemaker;
-extern const rf_backend_vtable rf_backend_bedrock;
 
 #endif

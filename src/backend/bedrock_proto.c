@@ -104,8 +104,8 @@ static void note(char *list, size_t n, const char *what) {
     snprintf(list + len, n - len, "%s%s", len ? "," : "", what);
 }
 
-bool rf_br_build_body(rf_bk_request *req, const json_t *extra, rf_buf *out, char *why,
-                      size_t why_n) {
+bool rf_bk_bedrock_build_body(rf_bk_request *req, const json_t *extra, rf_buf *out, char *why,
+                              size_t why_n) {
     json_t *o = json_object(), *msgs = json_array(), *sys = json_array();
     bool ok = o && msgs && sys, tool_turns = false;
     char *nh = req->res.not_honoured;
@@ -148,9 +148,10 @@ bool rf_br_build_body(rf_bk_request *req, const json_t *extra, rf_buf *out, char
     json_t *inf = json_object();
     if (req->max_tokens > 0) json_object_set_new(inf, "maxTokens", json_integer(req->max_tokens));
     if (isfinite(req->temperature) && req->temperature >= 0)
-        json_object_set_new(inf, "temperature", json_real(rf_oa_float_to_double(req->temperature)));
+        json_object_set_new(inf, "temperature",
+                            json_real(rf_bk_openai_float_to_double(req->temperature)));
     if (isfinite(req->top_p) && req->top_p > 0 && req->top_p < 1)
-        json_object_set_new(inf, "topP", json_real(rf_oa_float_to_double(req->top_p)));
+        json_object_set_new(inf, "topP", json_real(rf_bk_openai_float_to_double(req->top_p)));
     json_object_set_new(o, "inferenceConfig", inf);
     if (req->ignore_eos) note(nh, nhn, "ignore_eos");
     const char *choice = req->tool_choice;
@@ -205,7 +206,7 @@ fail:
 
 /* ---------------------------------------------------------------- reply */
 
-const char *rf_br_finish_reason(const char *s) {
+const char *rf_bk_bedrock_finish_reason(const char *s) {
     if (!s) return "";
     if (!strcmp(s, "end_turn") || !strcmp(s, "stop_sequence")) return "stop";
     if (!strcmp(s, "tool_use")) return "tool_calls";
@@ -222,11 +223,11 @@ static int32_t get_count(const json_t *o, const char *key) {
     return x >= 0 && x <= INT32_MAX ? (int32_t)x : -1;
 }
 
-static void set_stop(rf_br_fold *f, rf_bk_request *req, const json_t *sr) {
+static void set_stop(rf_bk_bedrock_fold *f, rf_bk_request *req, const json_t *sr) {
     if (!json_is_string(sr)) return;
     rf_bk_result *res = &req->res;
     snprintf(res->finish_reason, sizeof res->finish_reason, "%s",
-             rf_br_finish_reason(json_string_value(sr)));
+             rf_bk_bedrock_finish_reason(json_string_value(sr)));
     f->saw_stop = true;
 }
 
@@ -242,17 +243,17 @@ static void set_usage_metrics(rf_bk_request *req, const json_t *root) {
         res->server_latency_ms = json_number_value(lat);
 }
 
-void rf_br_fold_init(rf_br_fold *f) {
+void rf_bk_bedrock_fold_init(rf_bk_bedrock_fold *f) {
     memset(f, 0, sizeof *f);
-    rf_oa_fold_init(&f->calls);
+    rf_bk_openai_fold_init(&f->calls);
 }
 
-void rf_br_fold_free(rf_br_fold *f) {
-    rf_oa_fold_free(&f->calls);
+void rf_bk_bedrock_fold_free(rf_bk_bedrock_fold *f) {
+    rf_bk_openai_fold_free(&f->calls);
 }
 
-void rf_br_fold_reset(rf_br_fold *f) {
-    rf_oa_fold_reset(&f->calls);
+void rf_bk_bedrock_fold_reset(rf_bk_bedrock_fold *f) {
+    rf_bk_openai_fold_reset(&f->calls);
     f->saw_stop = f->saw_metadata = false;
     f->n_events = 0;
 }
@@ -269,7 +270,8 @@ static bool add_text(rf_bk_request *req, const json_t *t) {
     return true;
 }
 
-void rf_br_fold_body(rf_br_fold *f, rf_bk_request *req, const char *body, size_t len, int64_t t) {
+void rf_bk_bedrock_fold_body(rf_bk_bedrock_fold *f, rf_bk_request *req, const char *body,
+                             size_t len, int64_t t) {
     rf_bk_result *res = &req->res;
     json_error_t je;
     json_t *root = len ? json_loadb(body, len, 0, &je) : NULL;
@@ -296,8 +298,8 @@ void rf_br_fold_body(rf_br_fold *f, rf_bk_request *req, const char *body, size_t
         if (add_text(req, json_object_get(b, "text"))) any = true;
         const json_t *tu = json_object_get(b, "toolUse");
         if (json_is_object(tu) &&
-            rf_oa_fold_call(&f->calls, req, ncall++, json_object_get(tu, "toolUseId"),
-                            json_object_get(tu, "name"), json_object_get(tu, "input")))
+            rf_bk_openai_fold_call(&f->calls, req, ncall++, json_object_get(tu, "toolUseId"),
+                                   json_object_get(tu, "name"), json_object_get(tu, "input")))
             any = true;
     }
     set_stop(f, req, json_object_get(root, "stopReason"));
@@ -306,9 +308,15 @@ void rf_br_fold_body(rf_br_fold *f, rf_bk_request *req, const char *body, size_t
     json_decref(root);
 }
 
-bool rf_br_fold_event(rf_br_fold *f, rf_bk_request *req, const rf_es_message *m, int64_t t) {
+bool rf_bk_bedrock_fold_event(rf_bk_bedrock_fold *f, rf_bk_request *req, const rf_es_message *m,
+                              int64_t t) {
+    if (rf_bk_aws_fail_event(&req->res, m)) return false;
+    return rf_bk_bedrock_fold_message(f, req, m, t);
+}
+
+bool rf_bk_bedrock_fold_message(rf_bk_bedrock_fold *f, rf_bk_request *req, const rf_es_message *m,
+                                int64_t t) {
     rf_bk_result *res = &req->res;
-    if (rf_aws_fail_event(res, m)) return false;
     const rf_es_header *et = rf_es_find(m, ":event-type");
     if (!rf_es_header_is(m, ":message-type", "event") || !et || et->type != RF_ES_STRING) {
         rf_bk_fail(res, RF_BK_INVALID, "ConverseStream message %llu is not an event",
@@ -333,14 +341,14 @@ bool rf_br_fold_event(rf_br_fold *f, rf_bk_request *req, const rf_es_message *m,
     if (!strcmp(type, "contentBlockStart")) {
         const json_t *tu = json_object_get(json_object_get(root, "start"), "toolUse");
         if (json_is_object(tu))
-            content = rf_oa_fold_call(&f->calls, req, bi, json_object_get(tu, "toolUseId"),
-                                      json_object_get(tu, "name"), NULL);
+            content = rf_bk_openai_fold_call(&f->calls, req, bi, json_object_get(tu, "toolUseId"),
+                                             json_object_get(tu, "name"), NULL);
     } else if (!strcmp(type, "contentBlockDelta")) {
         const json_t *d = json_object_get(root, "delta");
         content = add_text(req, json_object_get(d, "text"));
         const json_t *tu = json_object_get(d, "toolUse");
         if (json_is_object(tu) &&
-            rf_oa_fold_call(&f->calls, req, bi, NULL, NULL, json_object_get(tu, "input")))
+            rf_bk_openai_fold_call(&f->calls, req, bi, NULL, NULL, json_object_get(tu, "input")))
             content = true;
         if (json_is_object(json_object_get(d, "reasoningContent"))) content = true;
     } else if (!strcmp(type, "messageStop")) {
@@ -355,13 +363,53 @@ bool rf_br_fold_event(rf_br_fold *f, rf_bk_request *req, const rf_es_message *m,
     return true;
 }
 
-void rf_br_fold_end(rf_br_fold *f, rf_bk_request *req) {
+void rf_bk_bedrock_fold_end(rf_bk_bedrock_fold *f, rf_bk_request *req) {
     if (!f->saw_stop)
         rf_bk_fail(&req->res, RF_BK_TRUNCATED,
                    "ConverseStream ended without messageStop after %llu events",
                    (unsigned long long)f->n_events);
 }
 
-void rf_br_fold_export(rf_br_fold *f, rf_bk_request *req) {
-    rf_oa_fold_export(&f->calls, req);
+void rf_bk_bedrock_fold_export(rf_bk_bedrock_fold *f, rf_bk_request *req) {
+    rf_bk_openai_fold_export(&f->calls, req);
 }
+
+/* ---------------------------------------------------------------- the table */
+
+static void *converse_fold_new(void) {
+    rf_bk_bedrock_fold *f = malloc(sizeof *f);
+    if (f) rf_bk_bedrock_fold_init(f);
+    return f;
+}
+
+static void converse_fold_free(void *f) {
+    rf_bk_bedrock_fold_free(f);
+    free(f);
+}
+
+static void converse_fold_reset(void *f) {
+    rf_bk_bedrock_fold_reset(f);
+}
+
+static bool converse_build(rf_bk_request *req, const char *model, const json_t *extra, rf_buf *out,
+                           char *why, size_t why_n) {
+    (void)model; /* the model is in the path */
+    return rf_bk_bedrock_build_body(req, extra, out, why, why_n);
+}
+
+static void converse_body(void *f, rf_bk_request *req, const char *body, size_t len, int64_t t) {
+    rf_bk_bedrock_fold_body(f, req, body, len, t);
+}
+
+static void converse_finish(void *f, rf_bk_request *req) {
+    rf_bk_bedrock_fold_export(f, req);
+}
+
+const rf_bk_proto rf_bk_bedrock_converse = {
+    .fold_new = converse_fold_new,
+    .fold_free = converse_fold_free,
+    .fold_reset = converse_fold_reset,
+    .build = converse_build,
+    .body = converse_body,
+    .finish = converse_finish,
+};

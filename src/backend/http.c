@@ -29,8 +29,8 @@ typedef enum hx_state {
 typedef struct hx_req hx_req;
 
 struct hx_req {
-    rf_http *h;             /* NULL once orphaned by free (a callback still refers to it) */
-    const rf_http_proto *p; /* to free st when orphaned */
+    rf_http *h;                /* NULL once orphaned by free (a callback still refers to it) */
+    const rf_bk_http_hooks *p; /* to free st when orphaned */
     rf_bk_request *req;
     CURL *easy;
     void *st;                   /* the protocol's state */
@@ -52,7 +52,7 @@ struct hx_req {
 
 struct rf_http {
     rf_loop *loop;
-    const rf_http_proto *p;
+    const rf_bk_http_hooks *p;
     void *ctx;
     const char *label;
     long timeout_ms;
@@ -91,14 +91,14 @@ static double uniform(rf_http *h) {
     return (double)(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
-double rf_http_backoff_s(double base_s, double cap_s, int32_t k, double u) {
+double rf_bk_http_backoff_s(double base_s, double cap_s, int32_t k, double u) {
     double w = base_s;
     for (int32_t i = 0; i < k && w < cap_s; i++) w *= 2;
     if (w > cap_s) w = cap_s;
     return w > 0 ? u * w : 0;
 }
 
-long rf_http_timeout_ms(const rf_http *h) {
+long rf_bk_http_timeout_ms(const rf_http *h) {
     return h->timeout_ms;
 }
 
@@ -147,8 +147,8 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *user) {
         } else {
             char *ct = NULL;
             curl_easy_getinfo(r->easy, CURLINFO_CONTENT_TYPE, &ct);
-            r->mode =
-                h->p->reply_kind(h->ctx, r->req, ct) == RF_HTTP_STREAM ? HX_MODE_SSE : HX_MODE_BODY;
+            r->mode = h->p->reply_kind(h->ctx, r->req, ct) == RF_BK_HTTP_STREAM ? HX_MODE_SSE
+                                                                                : HX_MODE_BODY;
         }
     }
     switch (r->mode) {
@@ -157,13 +157,13 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *user) {
     case HX_MODE_BODY:
         if (rf_buf_append(&r->resp, p, n)) {
             rf_bk_fail(res, RF_BK_INVALID, "reply body larger than %zu MiB",
-                       RF_HTTP_MAX_BODY >> 20);
+                       RF_BK_HTTP_MAX_BODY >> 20);
             return 0;
         }
         return n;
     case HX_MODE_ERROR:
-        if (r->resp.len < RF_HTTP_MAX_ERR_BODY) {
-            size_t k = RF_HTTP_MAX_ERR_BODY - r->resp.len;
+        if (r->resp.len < RF_BK_HTTP_MAX_ERR_BODY) {
+            size_t k = RF_BK_HTTP_MAX_ERR_BODY - r->resp.len;
             rf_buf_append(&r->resp, p, n < k ? n : k);
         }
         return n;
@@ -224,7 +224,7 @@ static hx_req *req_new(rf_http *h) {
     r->h = h;
     r->p = h->p;
     rf_buf_init(&r->body, 0);
-    rf_buf_init(&r->resp, RF_HTTP_MAX_BODY);
+    rf_buf_init(&r->resp, RF_BK_HTTP_MAX_BODY);
     CURL *e = r->easy;
     curl_easy_setopt(e, CURLOPT_POST, 1L);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
@@ -264,7 +264,7 @@ static void pool_put(rf_http *h, hx_req *r) {
     r->req = NULL;
     if (r->resp.cap > ((size_t)1 << 20)) { /* do not hoard a big reply's buffer */
         rf_buf_free(&r->resp);
-        rf_buf_init(&r->resp, RF_HTTP_MAX_BODY);
+        rf_buf_init(&r->resp, RF_BK_HTTP_MAX_BODY);
     }
     r->next = h->pool;
     h->pool = r;
@@ -396,7 +396,7 @@ static bool schedule_retry(hx_req *r) {
     if (res->err != RF_BK_THROTTLED || res->t_first_content || h->closing ||
         res->retries >= h->retry_max)
         return false;
-    double wait = rf_http_backoff_s(h->retry_base_s, h->retry_cap_s, res->retries, uniform(h));
+    double wait = rf_bk_http_backoff_s(h->retry_base_s, h->retry_cap_s, res->retries, uniform(h));
     rf_error err = {0};
     int64_t at = rf_now_ns() + (int64_t)(wait * 1e9);
     end_attempt(r);
@@ -471,7 +471,7 @@ static void on_xfer_done(void *user, void *easy, int code) {
             rf_bk_fail(res, RF_BK_HTTP_STATUS, "unexpected HTTP status %ld", status);
     } else if (r->mode == HX_MODE_BODY ||
                (r->mode == HX_MODE_NONE &&
-                h->p->reply_kind(h->ctx, r->req, NULL) == RF_HTTP_BODY)) {
+                h->p->reply_kind(h->ctx, r->req, NULL) == RF_BK_HTTP_BODY)) {
         h->p->body(r->st, r->req, (const char *)r->resp.data, r->resp.len, r->t_last_byte);
     } else {
         h->p->stream_end(r->st, r->req);
@@ -499,10 +499,10 @@ static void on_pending(void *user) {
 
 /* ---------------------------------------------------------------- the interface */
 
-rf_http_cfg rf_http_cfg_of(const rf_backend_cfg *cfg, const rf_http_proto *proto, void *ctx,
-                           const char *label) {
-    rf_http_cfg c = {
-        .proto = proto,
+rf_bk_http_cfg rf_bk_http_cfg_of(const rf_backend_cfg *cfg, const rf_bk_http_hooks *hooks,
+                                 void *ctx, const char *label) {
+    rf_bk_http_cfg c = {
+        .hooks = hooks,
         .ctx = ctx,
         .label = label,
         .timeout_s = cfg->timeout_s,
@@ -515,12 +515,12 @@ rf_http_cfg rf_http_cfg_of(const rf_backend_cfg *cfg, const rf_http_proto *proto
     return c;
 }
 
-rf_status rf_http_new(rf_loop *loop, const rf_http_cfg *cfg, rf_http **out, rf_error *err) {
+rf_status rf_bk_http_new(rf_loop *loop, const rf_bk_http_cfg *cfg, rf_http **out, rf_error *err) {
     *out = NULL;
     rf_http *h = calloc(1, sizeof *h);
     if (!h) return rf_error_set(err, RF_ERR_NOMEM, "http transport: out of memory");
     h->loop = loop;
-    h->p = cfg->proto;
+    h->p = cfg->hooks;
     h->ctx = cfg->ctx;
     h->label = cfg->label ? cfg->label : "";
     double t = cfg->timeout_s > 0 ? cfg->timeout_s : 600;
@@ -535,7 +535,7 @@ rf_status rf_http_new(rf_loop *loop, const rf_http_cfg *cfg, rf_http **out, rf_e
     return RF_OK;
 }
 
-void rf_http_start(rf_http *h, rf_bk_request *req) {
+void rf_bk_http_start(rf_http *h, rf_bk_request *req) {
     rf_bk_result_init(&req->res);
     req->priv = NULL;
     if (h->closing) {
@@ -577,7 +577,7 @@ void rf_http_start(rf_http *h, rf_bk_request *req) {
     }
 }
 
-void rf_http_cancel(rf_http *h, rf_bk_request *req) {
+void rf_bk_http_cancel(rf_http *h, rf_bk_request *req) {
     hx_req *r = req->priv;
     if (!r || r->req != req || r->h != h) return;     /* not in flight (already done) */
     if (r->state == HX_PENDING && r->retry_pending) { /* the throttle was to be retried */
@@ -595,13 +595,13 @@ void rf_http_cancel(rf_http *h, rf_bk_request *req) {
     }
 }
 
-void rf_http_free(rf_http *h) {
+void rf_bk_http_free(rf_http *h) {
     if (!h) return;
     h->closing = true;
     while (h->inflight) {
         hx_req *r = h->inflight;
         if (r->state == HX_RUNNING || r->state == HX_PENDING) {
-            rf_http_cancel(h, r->req); /* RUNNING leaves the list; PENDING becomes a zombie */
+            rf_bk_http_cancel(h, r->req); /* RUNNING leaves the list; PENDING becomes a zombie */
             if (h->inflight != r) continue;
         }
         list_del(h, r); /* a zombie: its callback will free it */
@@ -615,15 +615,15 @@ void rf_http_free(rf_http *h) {
     free(h);
 }
 
-void rf_http_backend_start(rf_backend *b, rf_bk_request *req) {
-    rf_http_start(((rf_http_backend *)b)->http, req);
+void rf_bk_http_backend_start(rf_backend *b, rf_bk_request *req) {
+    rf_bk_http_start(((rf_bk_http_backend *)b)->http, req);
 }
 
-void rf_http_backend_cancel(rf_backend *b, rf_bk_request *req) {
-    rf_http_cancel(((rf_http_backend *)b)->http, req);
+void rf_bk_http_backend_cancel(rf_backend *b, rf_bk_request *req) {
+    rf_bk_http_cancel(((rf_bk_http_backend *)b)->http, req);
 }
 
-int32_t rf_http_backend_count_tokens(const rf_backend *b, const char *text, size_t len) {
+int32_t rf_bk_http_backend_count_tokens(const rf_backend *b, const char *text, size_t len) {
     (void)b, (void)text, (void)len;
     return -1;
 }

@@ -1,10 +1,12 @@
-/* http.h: the libcurl transport shared by the bench's HTTP backends (openai, sagemaker,
+/* http.h: the libcurl transport shared by the bench's HTTP backends, under both skeletons (the
+ * plain HTTP APIs of http_api.h: openai; the AWS services of aws_backend.h: sagemaker,
  * bedrock). It owns everything about a request but its protocol: the easy handles (pooled and
  * reused), the loop's multi handle, the body sent, stamping each network read, the reply's mode
  * (a stream, a whole body, or an error body kept bounded), stalls, timeouts, libcurl's
  * resends, the classification of transport failures, retries of throttled requests, cancel and
- * close, and exactly one req->done per start. A backend gives a protocol table (rf_http_proto):
- * how to build the body, how to address and sign an attempt, and how to fold the reply.
+ * close, and exactly one req->done per start. A skeleton gives a table of hooks
+ * (rf_bk_http_hooks): how to build the body, how to address and sign an attempt, and how to fold
+ * the reply.
  *
  * Errors: HTTP >= 400 -> the protocol's http_error (with the bounded body and the request id
  * header); connect/resolve/TLS failures -> refused; CURLOPT_TIMEOUT_MS -> timeout; no body byte
@@ -25,8 +27,8 @@
  * retry, has a callback pending on the loop; cancel or close reports it at once and the pending
  * callback only frees its state when the loop next runs it.
  *
- * Ownership: rf_http_new copies nothing from cfg but its numbers: proto and ctx must outlive the
- * transport. rf_http_free cancels what is in flight (each done runs) and frees the pool.
+ * Ownership: rf_bk_http_new copies nothing from cfg but its numbers: hooks and ctx must outlive the
+ * transport. rf_bk_http_free cancels what is in flight (each done runs) and frees the pool.
  */
 #ifndef RF_BACKEND_HTTP_H
 #define RF_BACKEND_HTTP_H
@@ -40,17 +42,17 @@
 #include "backend/loop.h"
 #include "util/buf.h"
 
-typedef enum rf_http_reply {
-    RF_HTTP_STREAM, /* bytes go to feed as they arrive */
-    RF_HTTP_BODY,   /* bytes are kept (up to RF_HTTP_MAX_BODY) and given to body at the end */
-} rf_http_reply;
+typedef enum rf_bk_http_reply {
+    RF_BK_HTTP_STREAM, /* bytes go to feed as they arrive */
+    RF_BK_HTTP_BODY,   /* bytes are kept (up to RF_BK_HTTP_MAX_BODY) and given to body at the end */
+} rf_bk_http_reply;
 
-#define RF_HTTP_MAX_BODY     ((size_t)64 << 20) /* a non-streamed reply */
-#define RF_HTTP_MAX_ERR_BODY ((size_t)64 << 10) /* the part of an error body kept */
+#define RF_BK_HTTP_MAX_BODY     ((size_t)64 << 20) /* a non-streamed reply */
+#define RF_BK_HTTP_MAX_ERR_BODY ((size_t)64 << 10) /* the part of an error body kept */
 
-/* A backend's protocol. ctx is the backend's; st is the per-request state state_new made (kept
+/* A skeleton's hooks. ctx is the backend's; st is the per-request state state_new made (kept
  * with the pooled easy handle and reused by later requests). Every function is required. */
-typedef struct rf_http_proto {
+typedef struct rf_bk_http_hooks {
     void *(*state_new)(void *ctx);
     void (*state_free)(void *st);
     /* A new attempt of req: forget the previous reply. */
@@ -64,7 +66,7 @@ typedef struct rf_http_proto {
     rf_status (*prepare)(void *ctx, void *st, rf_bk_request *req, CURL *easy, const rf_buf *body,
                          struct curl_slist **headers, rf_error *err);
     /* A 2xx reply begins (content_type may be NULL): how its bytes are read. */
-    rf_http_reply (*reply_kind)(void *ctx, rf_bk_request *req, const char *content_type);
+    rf_bk_http_reply (*reply_kind)(void *ctx, rf_bk_request *req, const char *content_type);
     /* Stream bytes that arrived at t; false stops the transfer (the cause recorded in req). */
     bool (*feed)(void *st, rf_bk_request *req, const char *p, size_t n, int64_t t);
     /* The 2xx stream ended at the transport level: a protocol that saw no end records
@@ -79,50 +81,50 @@ typedef struct rf_http_proto {
                        const char *p, size_t n);
     /* The request is over (any outcome): export what the state assembled (tool calls). */
     void (*finish)(void *st, rf_bk_request *req);
-} rf_http_proto;
+} rf_bk_http_hooks;
 
-typedef struct rf_http_cfg {
-    const rf_http_proto *proto;
+typedef struct rf_bk_http_cfg {
+    const rf_bk_http_hooks *hooks;
     void *ctx;
     const char *label; /* for messages (the URL requests go to); borrowed until free */
     double timeout_s;  /* per attempt; <= 0: 600 */
     double stall_s;    /* <= 0: 60 */
     int32_t retry_max; /* retries of a throttled request (0: none) */
     double retry_base_s, retry_cap_s;
-} rf_http_cfg;
+} rf_bk_http_cfg;
 
 /* The transport settings of a backend's configuration (timeout, stall, retries with their
  * defaults, RF_BK_DEFAULT_RETRY_*). */
-rf_http_cfg rf_http_cfg_of(const rf_backend_cfg *cfg, const rf_http_proto *proto, void *ctx,
-                           const char *label);
+rf_bk_http_cfg rf_bk_http_cfg_of(const rf_backend_cfg *cfg, const rf_bk_http_hooks *hooks,
+                                 void *ctx, const char *label);
 
 typedef struct rf_http rf_http;
 
-rf_status rf_http_new(rf_loop *loop, const rf_http_cfg *cfg, rf_http **out, rf_error *err);
+rf_status rf_bk_http_new(rf_loop *loop, const rf_bk_http_cfg *cfg, rf_http **out, rf_error *err);
 /* Starts req (never reports by returning: exactly one req->done follows). */
-void rf_http_start(rf_http *h, rf_bk_request *req);
+void rf_bk_http_start(rf_http *h, rf_bk_request *req);
 /* Aborts a started request: its done runs now, with class cancelled. */
-void rf_http_cancel(rf_http *h, rf_bk_request *req);
+void rf_bk_http_cancel(rf_http *h, rf_bk_request *req);
 /* Cancels everything in flight and frees the transport. */
-void rf_http_free(rf_http *h);
+void rf_bk_http_free(rf_http *h);
 
 /* The part every HTTP backend starts with: the registry's view, then its transport. start,
  * cancel and count_tokens of such a backend are these three. */
-typedef struct rf_http_backend {
+typedef struct rf_bk_http_backend {
     rf_backend base;
     rf_http *http;
-} rf_http_backend;
+} rf_bk_http_backend;
 
-void rf_http_backend_start(rf_backend *b, rf_bk_request *req);
-void rf_http_backend_cancel(rf_backend *b, rf_bk_request *req);
+void rf_bk_http_backend_start(rf_backend *b, rf_bk_request *req);
+void rf_bk_http_backend_cancel(rf_backend *b, rf_bk_request *req);
 /* -1: an HTTP backend has no tokenizer. */
-int32_t rf_http_backend_count_tokens(const rf_backend *b, const char *text, size_t len);
+int32_t rf_bk_http_backend_count_tokens(const rf_backend *b, const char *text, size_t len);
 
 /* The request timeout in ms as the transport applies it (for backends' own blocking calls). */
-long rf_http_timeout_ms(const rf_http *h);
+long rf_bk_http_timeout_ms(const rf_http *h);
 
 /* The wait before retry k (0-based) with full jitter: uniform in [0, min(cap, base * 2^k)]
  * seconds, u a uniform draw in [0, 1). */
-double rf_http_backoff_s(double base_s, double cap_s, int32_t k, double u);
+double rf_bk_http_backoff_s(double base_s, double cap_s, int32_t k, double u);
 
 #endif

@@ -45,9 +45,9 @@ typedef struct local_ev {
     char text[]; /* len bytes, then an error message when finish == ERROR */
 } local_ev;
 
-static rf_status local_open(const rf_backend_cfg *cfg, rf_loop *loop, rf_backend **out,
-                            rf_error *err) {
-    (void)loop;
+static rf_status local_open(const rf_backend_vtable *vt, const rf_backend_cfg *cfg, rf_loop *loop,
+                            rf_backend **out, rf_error *err) {
+    (void)vt, (void)loop;
     local_backend *b = calloc(1, sizeof *b);
     if (!b) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
     /* local, local:NAME (an embedded model) or local:PATH: the one resolver every verb uses */
@@ -262,6 +262,7 @@ static void local_close(rf_backend *base) {
 
 const rf_backend_vtable rf_backend_local = {
     .scheme = "local",
+    .usage = "local, local:MODEL.gguf",
     .open = local_open,
     .start = local_start,
     .cancel = local_cancel,

@@ -11,7 +11,7 @@
 
 #define OA_MAX_CALLS 256 /* tool-call indices accepted in one reply */
 
-struct rf_oa_call {
+struct rf_bk_openai_call {
     rf_buf id, name, args;
     int64_t args_bytes; /* arguments bytes that arrived (args keeps at most the reply cap) */
     bool used;
@@ -38,7 +38,7 @@ static void clean_copy(char *out, size_t n, const char *s, size_t len) {
 
 /* The message of an OpenAI-style error: {"error":{"message":...}}, {"error":"..."},
  * {"message":...} or FastAPI's {"detail":...}; falls back to the raw text. */
-void rf_oa_error_message(const char *body, size_t len, char *out, size_t n) {
+void rf_bk_openai_error_message(const char *body, size_t len, char *out, size_t n) {
     out[0] = 0;
     json_t *root = len ? json_loadb(body, len, 0, NULL) : NULL;
     const char *msg = NULL;
@@ -65,7 +65,7 @@ static const char *error_object_message(const json_t *e) {
 }
 
 /* The double closest to f's shortest decimal form: 0.7f goes out as 0.7, not 0.699999988. */
-double rf_oa_float_to_double(float f) {
+double rf_bk_openai_float_to_double(float f) {
     char s[32];
     for (int p = 6; p <= 9; p++) {
         snprintf(s, sizeof s, "%.*g", p, (double)f);
@@ -77,8 +77,8 @@ double rf_oa_float_to_double(float f) {
 /* ---------------------------------------------------------------- request body */
 
 /* Builds the Chat Completions JSON into out; on failure writes a reason into why. */
-bool rf_oa_build_body(const rf_bk_request *req, const char *model, const json_t *extra, rf_buf *out,
-                      char *why, size_t why_n) {
+bool rf_bk_openai_build_body(const rf_bk_request *req, const char *model, const json_t *extra,
+                             rf_buf *out, char *why, size_t why_n) {
     json_t *o = json_object(), *msgs = json_array();
     bool ok = o && msgs;
     if (ok && model) ok = !json_object_set_new(o, "model", json_string(model));
@@ -132,11 +132,12 @@ bool rf_oa_build_body(const rf_bk_request *req, const char *model, const json_t 
                  !json_object_set_new(o, "max_completion_tokens", json_integer(req->max_tokens));
         }
         if (isfinite(req->temperature) && req->temperature >= 0)
-            ok = ok && !json_object_set_new(o, "temperature",
-                                            json_real(rf_oa_float_to_double(req->temperature)));
-        if (isfinite(req->top_p) && req->top_p > 0 && req->top_p < 1)
             ok = ok &&
-                 !json_object_set_new(o, "top_p", json_real(rf_oa_float_to_double(req->top_p)));
+                 !json_object_set_new(o, "temperature",
+                                      json_real(rf_bk_openai_float_to_double(req->temperature)));
+        if (isfinite(req->top_p) && req->top_p > 0 && req->top_p < 1)
+            ok = ok && !json_object_set_new(o, "top_p",
+                                            json_real(rf_bk_openai_float_to_double(req->top_p)));
         ok = ok &&
              !json_object_set_new(o, "seed", json_integer((json_int_t)(req->seed & INT64_MAX)));
         ok = ok && !json_object_set_new(o, "stream", json_boolean(req->stream));
@@ -180,12 +181,12 @@ bool rf_oa_build_body(const rf_bk_request *req, const char *model, const json_t 
 
 /* ---------------------------------------------------------------- reply parsing */
 
-static rf_oa_call *call_slot(rf_oa_fold *r, json_int_t idx) {
+static rf_bk_openai_call *call_slot(rf_bk_openai_fold *r, json_int_t idx) {
     if (idx < 0 || idx >= OA_MAX_CALLS) return NULL;
     if (idx >= r->cap_calls) {
         int32_t cap = r->cap_calls ? r->cap_calls : 4;
         while (cap <= idx) cap *= 2;
-        rf_oa_call *c = realloc(r->calls, (size_t)cap * sizeof *c);
+        rf_bk_openai_call *c = realloc(r->calls, (size_t)cap * sizeof *c);
         if (!c) return NULL;
         for (int32_t i = r->cap_calls; i < cap; i++) {
             memset(&c[i], 0, sizeof c[i]);
@@ -197,7 +198,7 @@ static rf_oa_call *call_slot(rf_oa_fold *r, json_int_t idx) {
         r->cap_calls = cap;
     }
     while (r->n_calls <= idx) {
-        rf_oa_call *c = &r->calls[r->n_calls++];
+        rf_bk_openai_call *c = &r->calls[r->n_calls++];
         c->used = false;
         c->args_bytes = 0;
         rf_buf_reset(&c->id);
@@ -215,7 +216,7 @@ static void set_str(rf_buf *b, const json_t *s) {
 
 /* Appends arguments, up to the reply cap (every byte counted): a JSON string fragment, or (from
  * servers that send an object) its compact text. */
-static void append_args(rf_bk_request *req, rf_oa_call *c, const json_t *a) {
+static void append_args(rf_bk_request *req, rf_bk_openai_call *c, const json_t *a) {
     int64_t cap = rf_bk_reply_cap(req);
     bool ok = true;
     if (json_is_string(a)) {
@@ -230,14 +231,15 @@ static void append_args(rf_bk_request *req, rf_oa_call *c, const json_t *a) {
 }
 
 /* Folds a tool_calls array (stream deltas or a whole message's calls) into the slots. */
-static bool fold_calls(rf_oa_fold *r, rf_bk_request *req, const json_t *tcs) {
+static bool fold_calls(rf_bk_openai_fold *r, rf_bk_request *req, const json_t *tcs) {
     bool any = false;
     size_t i;
     json_t *tc;
     json_array_foreach(tcs, i, tc) {
         if (!json_is_object(tc)) continue;
         json_t *ji = json_object_get(tc, "index");
-        rf_oa_call *c = call_slot(r, json_is_integer(ji) ? json_integer_value(ji) : (json_int_t)i);
+        rf_bk_openai_call *c =
+            call_slot(r, json_is_integer(ji) ? json_integer_value(ji) : (json_int_t)i);
         if (!c) continue;
         json_t *fn = json_object_get(tc, "function");
         set_str(&c->id, json_object_get(tc, "id"));
@@ -251,9 +253,9 @@ static bool fold_calls(rf_oa_fold *r, rf_bk_request *req, const json_t *tcs) {
     return any;
 }
 
-bool rf_oa_fold_call(rf_oa_fold *f, rf_bk_request *req, int64_t idx, const json_t *id,
-                     const json_t *name, const json_t *args) {
-    rf_oa_call *c = call_slot(f, (json_int_t)idx);
+bool rf_bk_openai_fold_call(rf_bk_openai_fold *f, rf_bk_request *req, int64_t idx, const json_t *id,
+                            const json_t *name, const json_t *args) {
+    rf_bk_openai_call *c = call_slot(f, (json_int_t)idx);
     if (!c) {
         if (idx >= 0 && idx < OA_MAX_CALLS) rf_bk_fail(&req->res, RF_BK_INTERNAL, "out of memory");
         return false;
@@ -281,7 +283,7 @@ static void fold_usage_timings(rf_bk_result *res, const json_t *root) {
     }
 }
 
-static void set_finish(rf_oa_fold *r, rf_bk_request *req, const json_t *fr) {
+static void set_finish(rf_bk_openai_fold *r, rf_bk_request *req, const json_t *fr) {
     if (!json_is_string(fr)) return;
     rf_bk_result *res = &req->res;
     clean_copy(res->finish_reason, sizeof res->finish_reason, json_string_value(fr),
@@ -295,7 +297,7 @@ static bool nonempty_string(const json_t *o, const char *key) {
 }
 
 /* One streamed chunk (a JSON object). */
-static void fold_chunk(rf_oa_fold *r, rf_bk_request *req, const json_t *root, int64_t t) {
+static void fold_chunk(rf_bk_openai_fold *r, rf_bk_request *req, const json_t *root, int64_t t) {
     rf_bk_result *res = &req->res;
     const json_t *e = json_object_get(root, "error");
     if (e && !json_is_null(e)) {
@@ -328,8 +330,8 @@ static void fold_chunk(rf_oa_fold *r, rf_bk_request *req, const json_t *root, in
         rf_bk_fail(res, RF_BK_INTERNAL, "out of memory");
 }
 
-bool rf_oa_fold_event(rf_oa_fold *r, rf_bk_request *req, const char *type, const char *data,
-                      size_t len, int64_t t, uint64_t n_event) {
+bool rf_bk_openai_fold_event(rf_bk_openai_fold *r, rf_bk_request *req, const char *type,
+                             const char *data, size_t len, int64_t t, uint64_t n_event) {
     rf_bk_result *res = &req->res;
     if (len == 6 && !memcmp(data, "[DONE]", 6)) {
         r->saw_done = true;
@@ -364,7 +366,8 @@ bool rf_oa_fold_event(rf_oa_fold *r, rf_bk_request *req, const char *type, const
 }
 
 /* A whole (non-streamed) reply. */
-void rf_oa_fold_body(rf_oa_fold *r, rf_bk_request *req, const char *body, size_t len, int64_t t) {
+void rf_bk_openai_fold_body(rf_bk_openai_fold *r, rf_bk_request *req, const char *body, size_t len,
+                            int64_t t) {
     rf_bk_result *res = &req->res;
     if (!len) {
         rf_bk_fail(res, RF_BK_INVALID, "empty reply body");
@@ -416,7 +419,7 @@ static char *buf_strdup(const rf_buf *b) {
 }
 
 /* Moves the accumulated tool calls into the result. */
-void rf_oa_fold_export(rf_oa_fold *r, rf_bk_request *req) {
+void rf_bk_openai_fold_export(rf_bk_openai_fold *r, rf_bk_request *req) {
     rf_bk_result *res = &req->res;
     int32_t n = 0;
     for (int32_t i = 0; i < r->n_calls; i++) n += r->calls[i].used;
@@ -427,7 +430,7 @@ void rf_oa_fold_export(rf_oa_fold *r, rf_bk_request *req) {
         return;
     }
     for (int32_t i = 0; i < r->n_calls; i++) {
-        const rf_oa_call *c = &r->calls[i];
+        const rf_bk_openai_call *c = &r->calls[i];
         if (!c->used) continue;
         rf_bk_tool_call *o = &res->calls[res->n_calls++];
         o->id = buf_strdup(&c->id);
@@ -437,71 +440,79 @@ void rf_oa_fold_export(rf_oa_fold *r, rf_bk_request *req) {
     }
 }
 
-void rf_oa_fold_init(rf_oa_fold *f) {
+void rf_bk_openai_fold_init(rf_bk_openai_fold *f) {
     memset(f, 0, sizeof *f);
 }
 
-void rf_oa_fold_reset(rf_oa_fold *f) {
+void rf_bk_openai_fold_reset(rf_bk_openai_fold *f) {
     f->n_calls = 0;
     f->saw_done = f->saw_finish = false;
 }
 
-void rf_oa_fold_free(rf_oa_fold *f) {
+void rf_bk_openai_fold_free(rf_bk_openai_fold *f) {
     for (int32_t i = 0; i < f->cap_calls; i++) {
         rf_buf_free(&f->calls[i].id);
         rf_buf_free(&f->calls[i].name);
         rf_buf_free(&f->calls[i].args);
     }
     free(f->calls);
-    rf_oa_fold_init(f);
+    rf_bk_openai_fold_init(f);
 }
 
-bool rf_oa_fold_complete(const rf_oa_fold *f) {
+bool rf_bk_openai_fold_complete(const rf_bk_openai_fold *f) {
     return f->saw_done || f->saw_finish;
 }
 
-/* ---------------------------------------------------------------- SSE streams */
+/* ---------------------------------------------------------------- the table */
 
-static int on_event(void *user, const char *type, const char *data, size_t len) {
-    rf_oa_stream *s = user;
-    return rf_oa_fold_event(&s->fold, s->req, type, data, len, s->t, s->sse.n_events) ? 0 : 1;
+static void *chat_fold_new(void) {
+    rf_bk_openai_fold *f = malloc(sizeof *f);
+    if (f) rf_bk_openai_fold_init(f);
+    return f;
 }
 
-void rf_oa_stream_init(rf_oa_stream *s) {
-    memset(s, 0, sizeof *s);
-    rf_sse_init(&s->sse, RF_SSE_MAX_EVENT_DEFAULT, on_event, s);
-    rf_oa_fold_init(&s->fold);
+static void chat_fold_free(void *f) {
+    rf_bk_openai_fold_free(f);
+    free(f);
 }
 
-void rf_oa_stream_free(rf_oa_stream *s) {
-    rf_sse_free(&s->sse);
-    rf_oa_fold_free(&s->fold);
+static void chat_fold_reset(void *f) {
+    rf_bk_openai_fold_reset(f);
 }
 
-void rf_oa_stream_reset(rf_oa_stream *s, rf_bk_request *req) {
-    rf_sse_reset(&s->sse);
-    rf_oa_fold_reset(&s->fold);
-    s->req = req;
-    s->t = 0;
+static bool chat_build(rf_bk_request *req, const char *model, const json_t *extra, rf_buf *out,
+                       char *why, size_t why_n) {
+    return rf_bk_openai_build_body(req, model, extra, out, why, why_n);
 }
 
-bool rf_oa_stream_feed(rf_oa_stream *s, const void *p, size_t n, int64_t t) {
-    s->t = t;
-    rf_sse_status st = rf_sse_feed(&s->sse, p, n);
-    if (st == RF_SSE_OK) return true;
-    rf_bk_result *res = &s->req->res;
-    if (st == RF_SSE_TOO_BIG)
-        rf_bk_fail(res, RF_BK_INVALID, "an SSE event is larger than %zu bytes", s->sse.max);
-    else if (st == RF_SSE_NOMEM)
-        rf_bk_fail(res, RF_BK_INTERNAL, "out of memory");
-    return false;
+static void chat_body(void *f, rf_bk_request *req, const char *body, size_t len, int64_t t) {
+    rf_bk_openai_fold_body(f, req, body, len, t);
 }
 
-void rf_oa_stream_end(rf_oa_stream *s) {
-    rf_sse_status st = rf_sse_finish(&s->sse);
-    if (!rf_oa_fold_complete(&s->fold))
-        rf_bk_fail(&s->req->res, RF_BK_TRUNCATED,
+static bool chat_event(void *f, rf_bk_request *req, const char *type, const char *data, size_t len,
+                       int64_t t, uint64_t n_event) {
+    return rf_bk_openai_fold_event(f, req, type, data, len, t, n_event);
+}
+
+static void chat_stream_end(void *f, rf_bk_request *req, uint64_t n_events, bool partial) {
+    if (!rf_bk_openai_fold_complete(f))
+        rf_bk_fail(&req->res, RF_BK_TRUNCATED,
                    "stream ended without [DONE] or a finish_reason after %llu events%s",
-                   (unsigned long long)s->sse.n_events,
-                   st == RF_SSE_PARTIAL ? " (and a partial event)" : "");
+                   (unsigned long long)n_events, partial ? " (and a partial event)" : "");
 }
+
+static void chat_finish(void *f, rf_bk_request *req) {
+    rf_bk_openai_fold_export(f, req);
+}
+
+const rf_bk_proto rf_bk_openai_chat = {
+    .fold_new = chat_fold_new,
+    .fold_free = chat_fold_free,
+    .fold_reset = chat_fold_reset,
+    .build = chat_build,
+    .body = chat_body,
+    .event = chat_event,
+    .stream_end = chat_stream_end,
+    .finish = chat_finish,
+    .error_message = rf_bk_openai_error_message,
+};

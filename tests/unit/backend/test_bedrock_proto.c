@@ -21,7 +21,7 @@ static json_t *build(rf_bk_request *req, const char *extra_text, char *why) {
     rf_buf out;
     rf_buf_init(&out, 0);
     json_t *extra = extra_text ? json_loads(extra_text, 0, NULL) : NULL;
-    bool ok = rf_br_build_body(req, extra, &out, why, 160);
+    bool ok = rf_bk_bedrock_build_body(req, extra, &out, why, 160);
     json_decref(extra);
     json_t *o = ok ? json_loadb((const char *)out.data, out.len, 0, NULL) : NULL;
     rf_buf_free(&out);
@@ -145,10 +145,10 @@ static void test_converse_body(void) {
         "\"outputTokens\":12,\"totalTokens\":42},\"metrics\":{\"latencyMs\":345}}";
     rf_bk_request req = {0};
     rf_bk_result_init(&req.res);
-    rf_br_fold f;
-    rf_br_fold_init(&f);
-    rf_br_fold_body(&f, &req, reply, strlen(reply), 1000);
-    rf_br_fold_export(&f, &req);
+    rf_bk_bedrock_fold f;
+    rf_bk_bedrock_fold_init(&f);
+    rf_bk_bedrock_fold_body(&f, &req, reply, strlen(reply), 1000);
+    rf_bk_bedrock_fold_export(&f, &req);
     rf_bk_result *r = &req.res;
     CHECK(r->err == RF_BK_OK);
     CHECK(r->text.len == 13 && !memcmp(r->text.data, "Let me check.", 13));
@@ -164,48 +164,48 @@ static void test_converse_body(void) {
     rf_bk_result_free(r);
 
     /* the stop reasons */
-    CHECK(!strcmp(rf_br_finish_reason("end_turn"), "stop"));
-    CHECK(!strcmp(rf_br_finish_reason("stop_sequence"), "stop"));
-    CHECK(!strcmp(rf_br_finish_reason("max_tokens"), "length"));
-    CHECK(!strcmp(rf_br_finish_reason("guardrail_intervened"), "content_filter"));
-    CHECK(!strcmp(rf_br_finish_reason("malformed_tool_use"), "malformed_tool_use"));
+    CHECK(!strcmp(rf_bk_bedrock_finish_reason("end_turn"), "stop"));
+    CHECK(!strcmp(rf_bk_bedrock_finish_reason("stop_sequence"), "stop"));
+    CHECK(!strcmp(rf_bk_bedrock_finish_reason("max_tokens"), "length"));
+    CHECK(!strcmp(rf_bk_bedrock_finish_reason("guardrail_intervened"), "content_filter"));
+    CHECK(!strcmp(rf_bk_bedrock_finish_reason("malformed_tool_use"), "malformed_tool_use"));
 
     /* not the reply it should be */
-    rf_br_fold_reset(&f);
+    rf_bk_bedrock_fold_reset(&f);
     rf_bk_result_init(r);
-    rf_br_fold_body(&f, &req, "{\"output\":{}}", 13, 1);
+    rf_bk_bedrock_fold_body(&f, &req, "{\"output\":{}}", 13, 1);
     CHECK(r->err == RF_BK_INVALID && strstr(r->err_msg, "output.message.content"));
     rf_bk_result_free(r);
     rf_bk_result_init(r);
-    rf_br_fold_body(&f, &req, "[1]", 3, 1);
+    rf_bk_bedrock_fold_body(&f, &req, "[1]", 3, 1);
     CHECK(r->err == RF_BK_INVALID);
     rf_bk_result_free(r);
-    rf_br_fold_free(&f);
+    rf_bk_bedrock_fold_free(&f);
 }
 
 typedef struct stream_ctx {
-    rf_br_fold f;
+    rf_bk_bedrock_fold f;
     rf_bk_request req;
     int64_t t;
 } stream_ctx;
 
 static int on_msg(void *user, const rf_es_message *m) {
     stream_ctx *c = user;
-    return rf_br_fold_event(&c->f, &c->req, m, c->t++) ? 0 : 1;
+    return rf_bk_bedrock_fold_event(&c->f, &c->req, m, c->t++) ? 0 : 1;
 }
 
 static void run_stream(stream_ctx *c, const rf_buf *bytes, size_t step) {
     rf_es d;
     rf_es_init(&d, 0, on_msg, c);
-    rf_br_fold_init(&c->f);
+    rf_bk_bedrock_fold_init(&c->f);
     rf_bk_result_init(&c->req.res);
     c->t = 100;
     for (size_t o = 0; o < bytes->len; o += step)
         if (rf_es_feed(&d, bytes->data + o, bytes->len - o < step ? bytes->len - o : step)) break;
-    if (rf_es_finish(&d) == RF_ES_OK) rf_br_fold_end(&c->f, &c->req);
-    rf_br_fold_export(&c->f, &c->req);
+    if (rf_es_finish(&d) == RF_ES_OK) rf_bk_bedrock_fold_end(&c->f, &c->req);
+    rf_bk_bedrock_fold_export(&c->f, &c->req);
     rf_es_free(&d);
-    rf_br_fold_free(&c->f);
+    rf_bk_bedrock_fold_free(&c->f);
 }
 
 #define EV(out, type, json) es_event(out, type, json, strlen(json))
@@ -305,23 +305,23 @@ static void test_converse_stream(void) {
 }
 
 static void test_error_classes(void) {
-    CHECK(rf_aws_error_class("ThrottlingException", 400, false) == RF_BK_THROTTLED);
-    CHECK(rf_aws_error_class("ModelNotReadyException", 429, false) == RF_BK_THROTTLED);
-    CHECK(rf_aws_error_class("", 429, false) == RF_BK_THROTTLED);
-    CHECK(rf_aws_error_class("ValidationException", 400, false) == RF_BK_HTTP_4XX);
-    CHECK(rf_aws_error_class("AccessDeniedException", 403, false) == RF_BK_HTTP_4XX);
-    CHECK(rf_aws_error_class("ModelErrorException", 424, false) == RF_BK_MODEL_ERROR);
-    CHECK(rf_aws_error_class("ModelError", 424, false) == RF_BK_MODEL_ERROR);
-    CHECK(rf_aws_error_class("ModelTimeoutException", 408, false) == RF_BK_TIMEOUT);
-    CHECK(rf_aws_error_class("ServiceUnavailableException", 503, false) == RF_BK_HTTP_5XX);
-    CHECK(rf_aws_error_class("InternalStreamFailure", 0, true) == RF_BK_SERVER_ERROR);
-    CHECK(rf_aws_error_class("ModelStreamError", 0, true) == RF_BK_MODEL_ERROR);
+    CHECK(rf_bk_aws_error_class("ThrottlingException", 400, false) == RF_BK_THROTTLED);
+    CHECK(rf_bk_aws_error_class("ModelNotReadyException", 429, false) == RF_BK_THROTTLED);
+    CHECK(rf_bk_aws_error_class("", 429, false) == RF_BK_THROTTLED);
+    CHECK(rf_bk_aws_error_class("ValidationException", 400, false) == RF_BK_HTTP_4XX);
+    CHECK(rf_bk_aws_error_class("AccessDeniedException", 403, false) == RF_BK_HTTP_4XX);
+    CHECK(rf_bk_aws_error_class("ModelErrorException", 424, false) == RF_BK_MODEL_ERROR);
+    CHECK(rf_bk_aws_error_class("ModelError", 424, false) == RF_BK_MODEL_ERROR);
+    CHECK(rf_bk_aws_error_class("ModelTimeoutException", 408, false) == RF_BK_TIMEOUT);
+    CHECK(rf_bk_aws_error_class("ServiceUnavailableException", 503, false) == RF_BK_HTTP_5XX);
+    CHECK(rf_bk_aws_error_class("InternalStreamFailure", 0, true) == RF_BK_SERVER_ERROR);
+    CHECK(rf_bk_aws_error_class("ModelStreamError", 0, true) == RF_BK_MODEL_ERROR);
     rf_bk_result r;
     rf_bk_result_init(&r);
     snprintf(r.request_id, sizeof r.request_id, "req-123");
     const char *body = "{\"message\":\"The provided model identifier is invalid.\"}";
-    rf_aws_fail_http(&r, 400, "ValidationException:http://internal.amazon.com/coral/", body,
-                     strlen(body));
+    rf_bk_aws_fail_http(&r, 400, "ValidationException:http://internal.amazon.com/coral/", body,
+                        strlen(body));
     CHECK(r.err == RF_BK_HTTP_4XX);
     CHECK_MSG(!strcmp(r.err_msg, "ValidationException (HTTP 400): The provided model identifier "
                                  "is invalid. [request id req-123]"),
@@ -329,7 +329,7 @@ static void test_error_classes(void) {
     rf_bk_result_free(&r);
     rf_bk_result_init(&r);
     body = "{\"__type\":\"com.amazon.coral#ThrottlingException\",\"Message\":\"slow down\"}";
-    rf_aws_fail_http(&r, 400, "", body, strlen(body));
+    rf_bk_aws_fail_http(&r, 400, "", body, strlen(body));
     CHECK(r.err == RF_BK_THROTTLED && strstr(r.err_msg, "ThrottlingException (HTTP 400): slow"));
     rf_bk_result_free(&r);
 }

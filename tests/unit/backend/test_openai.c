@@ -938,6 +938,14 @@ static void test_open(void) {
         CHECK_MSG(st == RF_ERR_ARG && !b && strstr(err.msg, bad[i]), "'%s': %d %s", bad[i], (int)st,
                   err.msg);
     }
+    /* an unknown scheme lists the registry's URI shapes, in its order */
+    cfg.uri = "ftp://host";
+    err = (rf_error){0};
+    CHECK(rf_backend_open(&cfg, g_loop, &b, &err) == RF_ERR_ARG && !b);
+    CHECK_MSG(strstr(err.msg, "unknown scheme 'ftp' in 'ftp://host' (known: local, "
+                              "local:MODEL.gguf, openai:URL, sagemaker:REGION/ENDPOINT, "
+                              "bedrock:REGION/MODEL_ID)"),
+              "%s", err.msg);
     /* https is accepted (no request is made at open when the model is given) */
     cfg.uri = "openai:https://api.example.com/v1";
     CHECK(rf_backend_open(&cfg, g_loop, &b, &err) == RF_OK && b);
