@@ -107,8 +107,8 @@
  * Faults (fake.fault, or the server's fault kind applied to each request with probability
  * fault_rate, drawn from a seeded counter-based generator; refuse, 500 and 429 answer as soon
  * as the body is in, without waiting for the schedule):
- *   refuse           the connection is closed with no response at all (the handler returns
- *                    MHD_NO once the body is in)
+ *   refuse           the connection is closed with no response at all (the handler closes
+ *                    it once the body is in)
  *   500              HTTP 500, error body type "server_error", code "fake_internal_error"
  *   429              HTTP 429, Retry-After header, type "rate_limit_error", code
  *                    "rate_limit_exceeded"
@@ -139,7 +139,8 @@
  *
  * Threads: rf_fake_start starts libmicrohttpd's listening thread; each connection gets its own
  * thread (connection limit 8192, 1 MiB stacks), which blocks in the stream's content reader until
- * the next event is due. rf_fake_stats may be called from any thread.
+ * the next event is due. rf_fake_stats may be called from any thread. The transport (the
+ * daemon, the request's lifecycle, the waits) is src/httpd's.
  *
  * Ownership: rf_fake_start returns a server owned by the caller, released by rf_fake_stop,
  * which wakes every waiting stream (they end with an error), closes all connections, joins

@@ -19,7 +19,8 @@
  * news it writes an SSE comment ": ping" so a dead client shows up as a failed write. When MHD
  * reports the request ended other than COMPLETED_OK before the engine's final event, the
  * request is cancelled (rf_engine_cancel). The engine pointer is guarded by a read-write lock:
- * handlers hold it shared while they use the engine, rf_srv_stop takes it exclusively.
+ * handlers hold it shared while they use the engine, rf_srv_stop takes it exclusively. The
+ * transport (the daemon, the request's lifecycle, the deadlines) is src/httpd's.
  * Deadlines: libmicrohttpd's idle timeout (idle_timeout_s, off while a non-stream generation
  * runs), and a read deadline per request (read_timeout_s): checked on the connection's thread
  * as body bytes arrive (a 408), and by a watchdog thread for connections still sending headers
