@@ -436,7 +436,7 @@ static void test_task_loader(void) {
     CHECK(strcmp(t.name, "count_ids") == 0 && strcmp(t.function, "count_ids") == 0);
     CHECK(t.runs == 3 && t.max_turns == 4 && t.n_ids == 11);
     CHECK(strcmp(t.answer, "8") == 0);
-    CHECK(t.n_filters == 1 && t.filters[0].op == RF_CMP_GE && t.filters[0].threshold == 10);
+    CHECK(t.n_filters == 1 && t.filters[0].op == RF_COND_GE && t.filters[0].threshold == 10);
     CHECK(t.form == RF_TOOL_FORM_OP_THRESHOLD);
     CHECK(t.tool_choice && strcmp(t.tool_choice, "auto") == 0);
     CHECK(t.system && has(t.user, "greater than or equal to 10"));
@@ -560,19 +560,19 @@ static void test_task_loader(void) {
 /* ---- conditions ---- */
 
 static void cond_ok(const char *text, const char *want) {
-    rf_condition c;
+    rf_cond c;
     rf_error err = {0};
-    rf_status st = rf_condition_parse(text, strlen(text), &c, &err);
-    char got[RF_FILTER_TEXT_MAX] = "";
-    if (st == RF_OK) rf_condition_format(&c, got, sizeof got);
+    rf_status st = rf_cond_parse(text, strlen(text), &c, &err);
+    char got[RF_COND_TEXT_MAX] = "";
+    if (st == RF_OK) rf_cond_format(&c, got, sizeof got);
     CHECK_MSG(st == RF_OK && strcmp(got, want) == 0, "condition \"%s\": got \"%s\" (%s), want %s",
               text, got, st ? err.msg : "ok", want);
 }
 
 static void cond_bad(const char *text, const char *why) {
-    rf_condition c;
+    rf_cond c;
     rf_error err = {0};
-    rf_status st = rf_condition_parse(text, strlen(text), &c, &err);
+    rf_status st = rf_cond_parse(text, strlen(text), &c, &err);
     CHECK_MSG(st == RF_ERR_FORMAT && has(err.msg, why), "condition \"%s\": status %d, \"%s\"", text,
               (int)st, err.msg);
 }
@@ -629,17 +629,17 @@ static void test_conditions(void) {
     cond_bad("greater than 10", "unknown field 'greater'");
     cond_bad("id >= 0x10", "unexpected 'x10'");
 
-    rf_cmp_op op;
-    CHECK(rf_cmp_op_parse(" >= ", 4, &op) && op == RF_CMP_GE);
-    CHECK(rf_cmp_op_parse("\xe2\x89\xa4", 3, &op) && op == RF_CMP_LE);
-    CHECK(rf_cmp_op_parse("=", 1, &op) && op == RF_CMP_EQ);
-    CHECK(rf_cmp_op_parse("!=", 2, &op) && op == RF_CMP_NE);
-    CHECK(!rf_cmp_op_parse("=>", 2, &op));
-    CHECK(!rf_cmp_op_parse("gte", 3, &op));
-    CHECK(!rf_cmp_op_parse("", 0, &op));
-    rf_condition a = {RF_CMP_GE, 10}, b = {RF_CMP_GE, 10.0}, c = {RF_CMP_GT, 10};
-    CHECK(rf_condition_equal(&a, &b) && !rf_condition_equal(&a, &c));
-    CHECK(rf_condition_eval(&a, 10) && !rf_condition_eval(&c, 10) && rf_condition_eval(&c, 11));
+    rf_cond_op op;
+    CHECK(rf_cond_op_parse(" >= ", 4, &op) && op == RF_COND_GE);
+    CHECK(rf_cond_op_parse("\xe2\x89\xa4", 3, &op) && op == RF_COND_LE);
+    CHECK(rf_cond_op_parse("=", 1, &op) && op == RF_COND_EQ);
+    CHECK(rf_cond_op_parse("!=", 2, &op) && op == RF_COND_NE);
+    CHECK(!rf_cond_op_parse("=>", 2, &op));
+    CHECK(!rf_cond_op_parse("gte", 3, &op));
+    CHECK(!rf_cond_op_parse("", 0, &op));
+    rf_cond a = {RF_COND_GE, 10}, b = {RF_COND_GE, 10.0}, c = {RF_COND_GT, 10};
+    CHECK(rf_cond_equal(&a, &b) && !rf_cond_equal(&a, &c));
+    CHECK(rf_cond_eval(&a, 10) && !rf_cond_eval(&c, 10) && rf_cond_eval(&c, 11));
 }
 
 /* ---- tool execution ---- */
@@ -942,7 +942,7 @@ static void test_runs_and_lines(void) {
     rf_buf_free(&b);
 
     CHECK(strcmp(rf_call_verdict_name(RF_CALL_UNEXPECTED_PARAM), "unexpected_param") == 0);
-    CHECK(strcmp(rf_cmp_op_str(RF_CMP_NE), "!=") == 0);
+    CHECK(strcmp(rf_cond_op_str(RF_COND_NE), "!=") == 0);
     rf_agent_task_free(&t);
 }
 
