@@ -27,9 +27,11 @@ declare -A files=(
   [tokenizer]="src/model/tokenizer.c src/model/tokenizer_bpe.c src/model/tokenizer_spm.c"
   [runfile]="src/bench/runfile.c"
   [questions]="src/bench/questions.c"
-  [agent_task]="src/bench/agent_task.c"
+  [agent_task]="src/bench/agent_task.c src/bench/condition.c src/bench/agent_schema.c
+                src/bench/agent_call.c src/bench/agent_tool.c src/bench/agent_grade.c
+                src/bench/agent_line.c"
   [sse]="src/backend/sse.c"
-  [openai_req]="src/openai/request.c src/openai/tools.c"
+  [openai_req]="src/openai/request.c src/openai/tools.c src/openai/error.c src/openai/request_own.c"
   [toolcall]="src/model/toolcall.c src/server/tool_stream.c"
   [eventstream]="src/aws/eventstream.c"
   [json_schema]="src/engine/json_schema.c src/engine/json_match.c"

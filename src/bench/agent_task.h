@@ -16,10 +16,9 @@
  * (string) and "threshold" (number), or "filter" (string, e.g. "id >= 10"). The loader checks
  * that "answer" is the count of "ids" under every acceptable filter.
  *
- * Conditions: `id OP N` with OP one of >= > <= < == !=. The normaliser reads op/threshold
- * arguments (op compared after BFCL string standardisation: spaces and ,./-_*^ removed,
- * lowercased; "≥" "≤" "≠" and "=" accepted) or a filter string: "id>=10", "id >= 10.0",
- * "10 <= id" (flipped), ">= 10" (field implied), "ID ≥ 10". It prints "id >= 10".
+ * Conditions: `id OP N` with OP one of >= > <= < == !=, in the condition language of
+ * condition.h: a call carries one as op/threshold arguments or as a filter string ("id>=10",
+ * "10 <= id", ">= 10", "ID ≥ 10"); it prints "id >= 10".
  *
  * Call grading (BFCL AST checker rules): the function name matches; the arguments are a JSON
  * object; every required parameter is present; no parameter outside the schema; each value has
@@ -27,6 +26,10 @@
  * the condition is one of the acceptable ones (compared as parsed conditions, so "id >= 10.0"
  * equals "id >= 10" where BFCL's string compare would read "id>=100"); "ids" is the task's ids
  * in any order.
+ *
+ * Files: this header is the agent's API; each section has its own file: tasks agent_task.c
+ * (with the parameter schema subset, agent_schema.c), tool execution agent_tool.c, grading
+ * agent_grade.c (both over one call analysed, agent_call.c), the output line agent_line.c.
  *
  * Ownership: rf_agent_task_load fills a caller-owned rf_agent_task whose strings and arrays it
  * owns; rf_agent_task_free releases them. Execution and grading write into caller-owned structs
@@ -40,39 +43,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bench/condition.h"
 #include "roofline/status.h"
 #include "util/buf.h"
-
-/* ---- conditions ---- */
-
-typedef enum rf_cmp_op {
-    RF_CMP_GE = 0,
-    RF_CMP_GT,
-    RF_CMP_LE,
-    RF_CMP_LT,
-    RF_CMP_EQ,
-    RF_CMP_NE,
-} rf_cmp_op;
-
-typedef struct rf_condition {
-    rf_cmp_op op;
-    double threshold;
-} rf_condition;
-
-#define RF_FILTER_TEXT_MAX 64
-
-/* ">=", ">", "<=", "<", "==", "!=". */
-const char *rf_cmp_op_str(rf_cmp_op op);
-/* An operator as a model may write it (after BFCL standardisation): false when unknown. */
-bool rf_cmp_op_parse(const char *s, size_t len, rf_cmp_op *out);
-/* Parses a filter string ("id >= 10", "10 <= id", ">= 10", ...; the threshold a plain decimal
- * of at most 47 characters, below 1e46 in magnitude); the message says what is wrong. What
- * rf_condition_format prints of a parsed condition parses back to the same condition. */
-rf_status rf_condition_parse(const char *text, size_t len, rf_condition *out, rf_error *err);
-/* "id >= 10" (threshold printed with %.15g, so 10.0 prints 10); returns snprintf's length. */
-int rf_condition_format(const rf_condition *c, char *buf, size_t cap);
-bool rf_condition_eval(const rf_condition *c, double id);
-bool rf_condition_equal(const rf_condition *a, const rf_condition *b);
 
 /* ---- tasks ---- */
 
@@ -96,13 +69,14 @@ typedef struct rf_agent_task {
     char *answer; /* expected count, canonical number text ("8") */
     int64_t *ids;
     int32_t n_ids;
-    rf_condition *filters; /* acceptable conditions; filters[0] is the one printed as expected */
+    rf_cond *filters; /* acceptable conditions; filters[0] is the one printed as expected */
     int32_t n_filters;
     void *priv; /* the expected function's parameter schema (owned) */
 } rf_agent_task;
 
 #define RF_AGENT_TASK_FILE_MAX (1u << 20)
 #define RF_AGENT_MAX_IDS       10000
+#define RF_AGENT_MAX_ID        9007199254740992LL /* 2^53: ids convert to double exactly */
 #define RF_AGENT_ARGS_MAX      (64u * 1024u)
 
 rf_status rf_agent_task_load(const char *path, rf_agent_task *out, rf_error *err);
@@ -110,6 +84,9 @@ rf_status rf_agent_task_load(const char *path, rf_agent_task *out, rf_error *err
 rf_status rf_agent_task_parse(const char *name, const char *text, size_t len, rf_agent_task *out,
                               rf_error *err);
 void rf_agent_task_free(rf_agent_task *t);
+/* For the agent's files: the expected function's "parameters" schema (a jansson json_t, owned by
+ * the task; NULL before a successful load). */
+const struct json_t *rf_agent_task_params(const rf_agent_task *t);
 
 /* ---- tool execution ---- */
 
@@ -118,7 +95,7 @@ void rf_agent_task_free(rf_agent_task *t);
 typedef struct rf_tool_result {
     bool ok;
     int64_t count;                     /* ok: ids that satisfy the condition */
-    rf_condition cond;                 /* ok: the condition applied */
+    rf_cond cond;                      /* ok: the condition applied */
     char content[RF_TOOL_CONTENT_MAX]; /* the tool message for the model, JSON text:
                                         * {"count": 8, "filter": "id >= 10"} or
                                         * {"error": "..."} */
@@ -151,9 +128,9 @@ const char *rf_call_verdict_name(rf_call_verdict v);
 
 typedef struct rf_call_grade {
     rf_call_verdict verdict;
-    bool has_filter;                 /* filter is a normalised condition */
-    char filter[RF_FILTER_TEXT_MAX]; /* "id >= 10"; unreadable: the text as sent, or "?" */
-    char detail[192];                /* why it is not ok ("" when ok) */
+    bool has_filter;               /* filter is a normalised condition */
+    char filter[RF_COND_TEXT_MAX]; /* "id >= 10"; unreadable: the text as sent, or "?" */
+    char detail[192];              /* why it is not ok ("" when ok) */
 } rf_call_grade;
 
 void rf_agent_grade_call(const rf_agent_task *t, const char *name, const char *args,

@@ -18,7 +18,6 @@
 #include "util/cpu.h"
 #include "util/file.h"
 #include "util/json_dump.h"
-#include "util/utf8.h"
 
 struct rf_bench {
     rf_run_desc *run;
@@ -47,8 +46,9 @@ struct rf_bench {
     int done[RF_SUITE_COUNT][RF_BENCH_MAX_BACKENDS], ok[RF_SUITE_COUNT][RF_BENCH_MAX_BACKENDS];
 };
 
-static const char *const g_suite_names[RF_SUITE_COUNT] = {"speed", "load", "accuracy", "agent",
-                                                          "probe"};
+#define RF_SUITE_NAME_(ID, name, run, preflight, study) #name,
+static const char *const g_suite_names[RF_SUITE_COUNT] = {RF_SUITES(RF_SUITE_NAME_)};
+#undef RF_SUITE_NAME_
 
 static int suite_index(const char *name) {
     for (int i = 0; i < RF_SUITE_COUNT; i++)
@@ -436,28 +436,6 @@ void rf_send_init(rf_send *s, rf_bench *b, rf_bench_backend *bb, const char *sui
     rf_bk_result_init(&s->req.res);
 }
 
-void rf_send_metrics_of(const rf_send *s, rf_send_metrics *m) {
-    const rf_bk_result *r = &s->req.res;
-    m->ok = r->err == RF_BK_OK;
-    m->tokens = r->completion_tokens >= 0 ? r->completion_tokens
-                : r->client_tokens >= 0   ? r->client_tokens
-                                          : (int32_t)(r->n_ev + r->n_ev_dropped);
-    m->ttft_ms = m->e2e_ms = m->tpot_ms = m->decode_tok_s = m->e2e_tok_s = -1;
-    m->queue_e2e_ms = m->lag_ms = -1;
-    if (r->t_sent && r->t_first_content)
-        m->ttft_ms = (double)(r->t_first_content - r->t_sent) / 1e6;
-    if (r->t_sent && r->t_last_content) m->e2e_ms = (double)(r->t_last_content - r->t_sent) / 1e6;
-    if (m->tokens > 1 && m->e2e_ms >= 0 && m->ttft_ms >= 0)
-        m->tpot_ms = (m->e2e_ms - m->ttft_ms) / (m->tokens - 1);
-    if (m->tokens > 1 && r->t_last_content > r->t_first_content)
-        m->decode_tok_s = (m->tokens - 1) * 1e9 / (double)(r->t_last_content - r->t_first_content);
-    if (m->tokens > 0 && m->e2e_ms > 0) m->e2e_tok_s = m->tokens * 1e3 / m->e2e_ms;
-    int64_t intended = s->t_intended ? s->t_intended : r->t_sent;
-    if (intended && r->t_last_content)
-        m->queue_e2e_ms = (double)(r->t_last_content - intended) / 1e6;
-    if (s->t_intended && r->t_sent) m->lag_ms = (double)(r->t_sent - s->t_intended) / 1e6;
-}
-
 /* Appends s's record to records.jsonl (one write of the whole line). A failure stops the run:
  * the error is kept for rf_bench_wait, every later request is cancelled, and what was written
  * stays. */
@@ -646,26 +624,6 @@ void rf_send_free(rf_send *s) {
 
 rf_status rf_bench_loop_at(rf_bench *b, int64_t t, rf_loop_fn fn, void *user, rf_error *err) {
     return rf_loop_at(b->loop, t, fn, user, err);
-}
-
-json_t *rf_json_text(const char *p, size_t len) {
-    if (!p) return json_string("");
-    rf_buf b;
-    rf_buf_init(&b, 0);
-    const unsigned char *u = (const unsigned char *)p;
-    for (size_t i = 0; i < len;) {
-        size_t k = rf_utf8_seq(p + i, len - i);
-        if (k && u[i] != 0) {
-            rf_buf_append(&b, u + i, k);
-            i += k;
-        } else {
-            if (u[i]) rf_buf_append(&b, "\xEF\xBF\xBD", 3); /* NUL bytes are dropped */
-            i++;
-        }
-    }
-    json_t *s = json_stringn(b.data ? (const char *)b.data : "", b.len);
-    rf_buf_free(&b);
-    return s ? s : json_string("");
 }
 
 int rf_bench_unanswered(const rf_bench *b, char *msg, size_t cap) {

@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,8 +37,30 @@
 #define RF_BENCH_MAX_RATE       1e6
 #define RF_BENCH_MAX_SCHEDULE_S 1e7 /* a Poisson schedule's span (115 days) */
 #define RF_BENCH_PATH_MAX       4096
-#define RF_SUITE_COUNT          5 /* speed, load, accuracy, agent, probe */
-enum { RF_SUITE_SPEED, RF_SUITE_LOAD, RF_SUITE_ACCURACY, RF_SUITE_AGENT, RF_SUITE_PROBE };
+
+/* The suite table: one line per suite, in the order a run runs them. A new suite is its file
+ * (suite_NAME.c) and a line here (and the run file's switch for it, a bool NAME in rf_run_desc).
+ *   X(ID, name, run, preflight, study)
+ *   ID        RF_SUITE_<ID>: its position, and its bit in rf_bench_backend.suites and
+ *             rf_run_desc.precision_suites
+ *   name      its name in run files, flags and records, and its switch: rf_run_desc.name
+ *   run       rf_status run(rf_bench *, rf_bench_backend *, rf_error *): the suite on one
+ *             backend (declared here from this line)
+ *   preflight rf_status preflight(const rf_run_desc *, rf_error *): loads the suite's data files
+ *             before anything runs, so a bad file stops the run unmeasured (NULL: none)
+ *   study     its turns in the precision study (suite_precision.c): RF_STUDY_NONE, every turn
+ *             (RF_STUDY_EVERY), or each backend's first turn only (RF_STUDY_FIRST)
+ * Consumers expand it: the enum below, the names (bench.c), the dispatch table (suites.c). */
+#define RF_SUITES(X)                                                                               \
+    X(SPEED, speed, rf_suite_speed, NULL, RF_STUDY_EVERY)                                          \
+    X(LOAD, load, rf_suite_load, NULL, RF_STUDY_EVERY)                                             \
+    X(ACCURACY, accuracy, rf_suite_accuracy, rf_accuracy_preflight, RF_STUDY_FIRST)                \
+    X(AGENT, agent, rf_suite_agent, rf_agent_preflight, RF_STUDY_FIRST)                            \
+    X(PROBE, probe, rf_suite_probe, NULL, RF_STUDY_NONE)
+
+#define RF_SUITE_ENUM_(ID, name, run, preflight, study) RF_SUITE_##ID,
+enum { RF_SUITES(RF_SUITE_ENUM_) RF_SUITE_COUNT };
+#undef RF_SUITE_ENUM_
 
 /* The precision study's variants of one model file (suite_precision.c). */
 enum {
@@ -238,24 +261,46 @@ void rf_bench_progress(rf_bench *b, const char *what, int done, int total);
 void rf_bench_log(rf_bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- suites (suite_*.c): each sends its requests; the records are its output ---- */
-rf_status rf_suite_speed(rf_bench *b, rf_bench_backend *bb, rf_error *err);
-rf_status rf_suite_load(rf_bench *b, rf_bench_backend *bb, rf_error *err);
-rf_status rf_suite_accuracy(rf_bench *b, rf_bench_backend *bb, rf_error *err);
-rf_status rf_suite_agent(rf_bench *b, rf_bench_backend *bb, rf_error *err);
-rf_status rf_suite_probe(rf_bench *b, rf_bench_backend *bb, rf_error *err);
+typedef rf_status (*rf_suite_fn)(rf_bench *b, rf_bench_backend *bb, rf_error *err);
+typedef rf_status (*rf_suite_preflight_fn)(const rf_run_desc *d, rf_error *err);
+enum { RF_STUDY_NONE, RF_STUDY_EVERY, RF_STUDY_FIRST };
+
+/* Every suite's run function, declared from its line of RF_SUITES. */
+#define RF_SUITE_DECL_(ID, name, run, preflight, study)                                            \
+    rf_status run(rf_bench *b, rf_bench_backend *bb, rf_error *err);
+RF_SUITES(RF_SUITE_DECL_)
+#undef RF_SUITE_DECL_
+/* The preflights of the suites that have data files (RF_SUITES' preflight column). */
+rf_status rf_accuracy_preflight(const rf_run_desc *d, rf_error *err);
+rf_status rf_agent_preflight(const rf_run_desc *d, rf_error *err);
+
+/* A line of RF_SUITES as data (suites.c). */
+typedef struct rf_suite_def {
+    int id;                          /* RF_SUITE_* */
+    const char *name;                /* "speed", "load", ... */
+    size_t on;                       /* offsetof(rf_run_desc, <name>): the bool that runs it */
+    rf_suite_fn run;                 /* one backend */
+    rf_suite_preflight_fn preflight; /* NULL: no data files */
+    int study;                       /* RF_STUDY_* */
+} rf_suite_def;
+
+/* The suite table, RF_SUITE_COUNT lines in RF_SUITES' order (static; never freed). */
+const rf_suite_def *rf_suite_table(void);
+/* Whether the run description d switches suite s on. */
+bool rf_suite_on(const rf_suite_def *s, const rf_run_desc *d);
 /* The precision study (suite_precision.c): builds each variant's file when missing or older
  * than the source, then runs the configured suites on A (the as-shipped file) and each variant
  * in the order A B1 A B2 ... A, opening each backend only for its turn. */
 rf_status rf_suite_precision(rf_bench *b, rf_error *err);
 
 /* given, or ROOFLINE_DATA (default: the source tree's data/) + rel, written into buf; NULL (and
- * err, when not NULL) when that does not fit in cap bytes. */
+ * err, when not NULL) when that does not fit in cap bytes (data_path.c). */
 const char *rf_bench_data_path(const char *given, const char *rel, char *buf, size_t cap,
                                rf_error *err);
-/* Loads the data files the configured suites need (question file, agent task) before anything
- * runs, so a bad file stops the run with the file and line named and nothing half-measured. */
+/* Loads the data files the configured suites need (question file, agent task: each suite's
+ * preflight, in the table's order) before anything runs, so a bad file stops the run with the
+ * file and line named and nothing half-measured. */
 rf_status rf_bench_preflight(const rf_run_desc *d, rf_error *err);
-rf_status rf_agent_preflight(const rf_run_desc *d, rf_error *err);
 
 /* Runs the configured suites over every backend (and the A/B/A sequence when asked). */
 rf_status rf_bench_run_all(rf_bench *b, rf_error *err);

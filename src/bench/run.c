@@ -1,13 +1,12 @@
-/* run.c: the run as a whole: every configured suite over every backend, then the A/B/A
- * sequence (A, then B, then A again, each phase's requests keyed by its phase). The figures,
- * the cross-backend comparisons and the A/B/A drift are the report's (src/report/). */
+/* run.c: the run as a whole: the suites' preflights, then every configured suite (the suite
+ * table, suites.c) over every backend, then the A/B/A sequence (A, then B, then A again, each
+ * phase's requests keyed by its phase), then the precision study. The figures, the
+ * cross-backend comparisons and the A/B/A drift are the report's (src/report/). */
 #include <string.h>
 
 #include "bench/bench.h"
 
-typedef rf_status (*suite_fn)(rf_bench *, rf_bench_backend *, rf_error *);
-
-static rf_status run_suite(rf_bench *b, int k, suite_fn fn, rf_error *err) {
+static rf_status run_suite(rf_bench *b, int k, rf_suite_fn fn, rf_error *err) {
     rf_run_desc *d = rf_bench_run(b);
     for (int i = 0; i < d->n_backends && !rf_bench_stopped(b); i++) {
         rf_bench_backend *bb = &d->backends[i];
@@ -43,14 +42,22 @@ static rf_status run_aba(rf_bench *b, rf_error *err) {
     return st;
 }
 
+rf_status rf_bench_preflight(const rf_run_desc *d, rf_error *err) {
+    const rf_suite_def *t = rf_suite_table();
+    for (int k = 0; k < RF_SUITE_COUNT; k++) {
+        if (!t[k].preflight || !rf_suite_on(&t[k], d)) continue;
+        rf_status st = t[k].preflight(d, err);
+        if (st) return st;
+    }
+    return RF_OK;
+}
+
 rf_status rf_bench_run_all(rf_bench *b, rf_error *err) {
     rf_run_desc *d = rf_bench_run(b);
+    const rf_suite_def *t = rf_suite_table();
     rf_status st = RF_OK;
-    if (!st && d->speed) st = run_suite(b, RF_SUITE_SPEED, rf_suite_speed, err);
-    if (!st && d->load) st = run_suite(b, RF_SUITE_LOAD, rf_suite_load, err);
-    if (!st && d->accuracy) st = run_suite(b, RF_SUITE_ACCURACY, rf_suite_accuracy, err);
-    if (!st && d->agent) st = run_suite(b, RF_SUITE_AGENT, rf_suite_agent, err);
-    if (!st && d->probe) st = run_suite(b, RF_SUITE_PROBE, rf_suite_probe, err);
+    for (int k = 0; k < RF_SUITE_COUNT && !st; k++)
+        if (rf_suite_on(&t[k], d)) st = run_suite(b, t[k].id, t[k].run, err);
     if (!st && d->aba) st = run_aba(b, err);
     if (!st && d->precision) st = rf_suite_precision(b, err);
     return st;

@@ -65,33 +65,17 @@ static void grade(rf_send *s, const rf_question *q) {
     json_object_set_new(s->grade, "correct", json_boolean(r->err == RF_BK_OK && g.correct));
 }
 
-rf_status rf_bench_preflight(const rf_run_desc *d, rf_error *err) {
+rf_status rf_accuracy_preflight(const rf_run_desc *d, rf_error *err) {
     char buf[RF_BENCH_PATH_MAX];
-    if (d->accuracy) {
-        rf_question *qs = NULL;
-        int32_t n = 0;
-        const char *path =
-            rf_bench_data_path(d->questions, "accuracy/seed40.jsonl", buf, sizeof buf, err);
-        if (!path) return err->code;
-        rf_status st = rf_questions_load(path, NULL, &qs, &n, err);
-        if (st) return st;
-        rf_questions_free(qs, n);
-    }
-    if (d->agent) return rf_agent_preflight(d, err);
+    rf_question *qs = NULL;
+    int32_t n = 0;
+    const char *path =
+        rf_bench_data_path(d->questions, "accuracy/seed40.jsonl", buf, sizeof buf, err);
+    if (!path) return err->code;
+    rf_status st = rf_questions_load(path, NULL, &qs, &n, err);
+    if (st) return st;
+    rf_questions_free(qs, n);
     return RF_OK;
-}
-
-const char *rf_bench_data_path(const char *given, const char *rel, char *buf, size_t cap,
-                               rf_error *err) {
-    if (given) return given;
-    const char *dir = getenv("ROOFLINE_DATA");
-    int n = snprintf(buf, cap, "%s/%s", dir && *dir ? dir : ROOFLINE_DATA_DIR, rel);
-    if (n < 0 || (size_t)n >= cap) {
-        rf_error_set(err, RF_ERR_ARG,
-                     "ROOFLINE_DATA: the path of %s would be longer than %zu bytes", rel, cap - 1);
-        return NULL;
-    }
-    return buf;
 }
 
 rf_status rf_suite_accuracy(rf_bench *b, rf_bench_backend *bb, rf_error *err) {

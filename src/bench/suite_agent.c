@@ -1,5 +1,5 @@
 /* suite_agent.c: the seeds' tool-calling agent. Each run is the full loop: a request with the
- * task's tools, the returned call executed deterministically (agent_task.c), the tool result
+ * task's tools, the returned call executed deterministically (agent_tool.c), the tool result
  * sent back, the final answer read; up to the task's max_turns requests. A run is graded
  * separately on the number it quotes and on the filter condition it sent (BFCL-style), and
  * printed as the seed does: `NAME  run 2/3  ok  quoted=8  filters=['id >= 10']  0.4s`. Every

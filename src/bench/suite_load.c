@@ -9,8 +9,9 @@
  * every slot busy.
  *
  * Each request is a record; the level's figures (duration, tok/s, TTFT, TPOT, gaps, lag, errors
- * by class) are computed from the records by the report (src/report/analyze_load.c). The level
- * itself goes into the run log with the client's own punctuality while it ran (loop lag, CPU).
+ * by class) are computed from the records by the report (rf_report_load_section in
+ * src/report/analyze.c). The level itself goes into the run log with the client's own
+ * punctuality while it ran (loop lag, CPU).
  */
 #include <math.h>
 #include <stdlib.h>

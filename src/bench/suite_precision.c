@@ -104,9 +104,9 @@ static rf_status ensure_variant(rf_bench *b, const rf_bench_backend *bb, const c
     return st;
 }
 
-/* One turn of backend bb: open it, run the suites (accuracy and agent on its first turn only),
- * close it. A backend that cannot be opened or built is logged and keeps its error (the report
- * and the exit status name it); the study goes on. */
+/* One turn of backend bb: open it, run the suites the table puts in the study (accuracy and
+ * agent on its first turn only), close it. A backend that cannot be opened or built is logged and
+ * keeps its error (the report and the exit status name it); the study goes on. */
 static rf_status turn(rf_bench *b, rf_bench_backend *bb, const char *src, const char *phase,
                       bool first, rf_error *err) {
     rf_run_desc *d = rf_bench_run(b);
@@ -126,10 +126,11 @@ static rf_status turn(rf_bench *b, rf_bench_backend *bb, const char *src, const 
     rf_bench_sample_membw(b, when); /* the ceiling of the turn's decode, next to it */
     rf_bench_set_phase(b, phase);
     st = RF_OK;
-    if (s >> RF_SUITE_SPEED & 1u) st = rf_suite_speed(b, bb, err);
-    if (!st && s >> RF_SUITE_LOAD & 1u) st = rf_suite_load(b, bb, err);
-    if (!st && first && s >> RF_SUITE_ACCURACY & 1u) st = rf_suite_accuracy(b, bb, err);
-    if (!st && first && s >> RF_SUITE_AGENT & 1u) st = rf_suite_agent(b, bb, err);
+    const rf_suite_def *t = rf_suite_table();
+    for (int k = 0; k < RF_SUITE_COUNT && !st; k++) {
+        bool in_turn = t[k].study == RF_STUDY_EVERY || (first && t[k].study == RF_STUDY_FIRST);
+        if (in_turn && s >> t[k].id & 1u) st = t[k].run(b, bb, err);
+    }
     rf_bench_set_phase(b, NULL);
     rf_backend_close(bb->b);
     bb->b = NULL;

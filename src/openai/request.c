@@ -12,23 +12,6 @@
 #include "util/json_kind.h"
 #include "util/json_read.h"
 
-rf_status rf_oai_error_set(rf_oai_error *e, int http, const char *param, const char *code,
-                           const char *fmt, ...) {
-    if (!e) return RF_ERR_ARG;
-    e->http = http;
-    snprintf(e->type, sizeof e->type, "%s",
-             http == 429   ? "rate_limit_error"
-             : http >= 500 ? (http == 503 ? "service_unavailable_error" : "server_error")
-                           : "invalid_request_error");
-    snprintf(e->param, sizeof e->param, "%s", param ? param : "");
-    snprintf(e->code, sizeof e->code, "%s", code ? code : "");
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-    va_end(ap);
-    return http >= 500 ? RF_ERR_INTERNAL : RF_ERR_ARG;
-}
-
 static rf_status bad(rf_oai_error *e, const char *param, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static rf_status bad(rf_oai_error *e, const char *param, const char *fmt, ...) {
@@ -43,27 +26,6 @@ static rf_status bad(rf_oai_error *e, const char *param, const char *fmt, ...) {
 static rf_status wrong_type(rf_oai_error *e, const char *param, const json_t *v, const char *want) {
     return rf_oai_error_set(e, 400, param, "invalid_type", "'%s' must be %s, not %s", param, want,
                             v ? rf_json_kind(v) : "missing");
-}
-
-char *rf_oai_req_own(rf_oai_req *r, char *s) {
-    if (!s) return NULL;
-    char **more = realloc(r->owned, (r->n_owned + 1) * sizeof *more);
-    if (!more) {
-        free(s);
-        return NULL;
-    }
-    r->owned = more;
-    r->owned[r->n_owned++] = s;
-    return s;
-}
-
-/* The OpenAI error for a member read that failed (util/json_read.h): param is the member's
- * path; code missing_required_parameter, invalid_type, or invalid_value for the rest. */
-rf_status rf_oai_jr_error(const rf_jr *j, rf_oai_error *e) {
-    const char *code = j->why == RF_JR_MISSING ? "missing_required_parameter"
-                       : j->why == RF_JR_TYPE  ? "invalid_type"
-                                               : "invalid_value";
-    return rf_oai_error_set(e, 400, j->path, code, "%s", j->err->msg);
 }
 
 /* A message's content: a string, or an array of {type:"text", text} parts (joined). */
@@ -311,15 +273,6 @@ rf_status rf_oai_parse(rf_oai_kind kind, const char *body, size_t len, const rf_
 fail:
     rf_oai_req_free(out);
     return st;
-}
-
-void rf_oai_req_free(rf_oai_req *r) {
-    if (!r) return;
-    for (size_t i = 0; i < r->n_owned; i++) free(r->owned[i]);
-    free(r->owned);
-    free(r->msgs);
-    json_decref(r->root);
-    memset(r, 0, sizeof *r);
 }
 
 rf_request_params rf_oai_engine_params(const rf_oai_req *r) {

@@ -8,6 +8,10 @@
  * response_format are read by tools.c (an empty tools array is a 400, as OpenAI's);
  * whether the engine can enforce a schema is checked at submission (rf_engine_submit).
  *
+ * Files: the parser is request.c, which calls tools.c for the tool fields; both use error.c
+ * (rf_oai_error_set, rf_oai_jr_error) and request_own.c (rf_oai_req_own, rf_oai_req_free), and
+ * neither of those calls back, so calls go one way.
+ *
  * Ownership: rf_oai_parse fills a rf_oai_req that owns the parsed JSON tree and every string it
  * points to (message texts borrow from the tree or from strings the request owns); release it
  * with rf_oai_req_free, which also leaves it zeroed. Nothing is global; thread-safe.
@@ -35,7 +39,7 @@ typedef struct rf_oai_error {
     char msg[512];
 } rf_oai_error;
 
-/* Fills e; returns RF_ERR_ARG (400/404/413) or the status given for others. */
+/* Fills e; returns RF_ERR_ARG (400/404/413) or the status given for others (error.c). */
 rf_status rf_oai_error_set(rf_oai_error *e, int http, const char *param, const char *code,
                            const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 

@@ -1,4 +1,5 @@
-/* fuzz_agent_task.c: the libFuzzer target for agent task files (src/bench/agent_task.c): the
+/* fuzz_agent_task.c: the libFuzzer target for agent task files (src/bench/agent_task.c, the
+ * condition language in condition.c, execution and grading in agent_tool.c and agent_grade.c): the
  * loader with its schema subset, the condition language, tool execution and call grading.
  *
  * The input is up to four NUL-separated parts: TASK \0 NAME \0 ARGS \0 FINAL.
@@ -27,21 +28,20 @@ static const rf_agent_task *fallback_task(void) {
 }
 
 static void check_condition(const rf_agent_task *t, const char *text, size_t len) {
-    rf_condition c;
+    rf_cond c;
     rf_error err = {0};
-    if (rf_condition_parse(text, len, &c, &err) != RF_OK) {
+    if (rf_cond_parse(text, len, &c, &err) != RF_OK) {
         REQUIRE(fuzz_msg_ok(err.msg, sizeof err.msg, ""));
         return;
     }
-    char buf[RF_FILTER_TEXT_MAX * 2];
-    int n = rf_condition_format(&c, buf, sizeof buf);
+    char buf[RF_COND_TEXT_MAX * 2];
+    int n = rf_cond_format(&c, buf, sizeof buf);
     REQUIRE(n > 0 && (size_t)n < sizeof buf);
-    rf_condition back;
-    REQUIRE(rf_condition_parse(buf, (size_t)n, &back, &err) == RF_OK);
-    REQUIRE(rf_condition_equal(&c, &back));
+    rf_cond back;
+    REQUIRE(rf_cond_parse(buf, (size_t)n, &back, &err) == RF_OK);
+    REQUIRE(rf_cond_equal(&c, &back));
     for (int32_t i = 0; i < t->n_ids; i++)
-        REQUIRE(rf_condition_eval(&c, (double)t->ids[i]) ==
-                rf_condition_eval(&back, (double)t->ids[i]));
+        REQUIRE(rf_cond_eval(&c, (double)t->ids[i]) == rf_cond_eval(&back, (double)t->ids[i]));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
