@@ -39,6 +39,7 @@ rf_tokenizer_desc rf_tokenizer_desc_init(void) {
 static bool is_upper_hex(char c) {
     return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F');
 }
+
 /* A special id out of range: shown is the value as it was stored. */
 rf_status rf_tok_id_range_error(const char *name, const char *key, const char *shown, uint64_t n,
                                 rf_error *err) {
@@ -62,6 +63,7 @@ static rf_status check_id(const rf_tokenizer_desc *d, const char *key, int64_t v
     return RF_OK;
 }
 
+/* The text -> id table; fails when two tokens have the same text. */
 static rf_status build_hash(rf_tokenizer *t, const char *name, rf_error *err) {
     uint64_t slots = 1;
     while (slots < 2 * (uint64_t)t->n_vocab) slots *= 2;

@@ -65,65 +65,58 @@ typedef struct trie_node {
     uint8_t byte;
 } trie_node;
 
-rf_status rf_tok_build_specials(rf_tokenizer *t, const char *name, rf_error *err) {
-    rf_status st = RF_OK;
-    size_t cap = 1024, n_trie = 1, n_special = 0;
-    trie_node *tr = malloc(cap * sizeof *tr);
-    int32_t *queue = NULL, *parent = NULL;
-    if (!tr) return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (special tokens)");
-    tr[0] = (trie_node){-1, -1, -1, 0};
-    for (int i = 0; i < 256; i++) t->root_child[i] = -1;
+/* The trie being built: n nodes of cap, node 0 the root. */
+typedef struct trie {
+    trie_node *nodes;
+    size_t n, cap;
+} trie;
 
+/* Fails when the special tokens hold more text than RF_TOK_MAX_SPECIAL_BYTES. */
+static rf_status check_special_bytes(const rf_tokenizer *t, const char *name, rf_error *err) {
     size_t total = 0;
     for (int32_t id = 0; id < t->n_vocab; id++)
         if (special_attr(t->attr[id])) total += rf_tok_len(t, id);
-    if (total > RF_TOK_MAX_SPECIAL_BYTES) {
-        st = rf_error_set(err, RF_ERR_MODEL,
-                          "%s: the special tokens (control, user-defined, unknown) of "
-                          "'tokenizer.ggml.tokens' hold %zu bytes of text, more than the %d MiB "
-                          "roofline accepts",
-                          name, total, RF_TOK_MAX_SPECIAL_BYTES >> 20);
-        goto out;
-    }
-    for (int32_t id = 0; id < t->n_vocab; id++) {
-        if (!special_attr(t->attr[id])) continue;
-        const uint8_t *s = (const uint8_t *)t->pool + t->off[id];
-        size_t n = rf_tok_len(t, id);
-        if (n == 0) continue;
-        n_special++;
-        int32_t node = 0;
-        for (size_t k = n; k-- > 0;) { /* reversed */
-            int32_t c = tr[node].child;
-            while (c >= 0 && tr[c].byte != s[k]) c = tr[c].sibling;
-            if (c < 0) {
-                if (n_trie == cap) { /* at most total + 1 nodes: no overflow of int32 */
-                    void *p = realloc(tr, 2 * cap * sizeof *tr);
-                    if (!p) {
-                        st = rf_error_set(err, RF_ERR_NOMEM,
-                                          "tokenizer: out of memory (special tokens)");
-                        goto out;
-                    }
-                    tr = p;
-                    cap *= 2;
-                }
-                c = (int32_t)n_trie++;
-                tr[c] = (trie_node){-1, tr[node].child, -1, s[k]};
-                tr[node].child = c;
-            }
-            node = c;
-        }
-        tr[node].id = id; /* texts are unique (build_hash) */
-    }
+    if (total > RF_TOK_MAX_SPECIAL_BYTES)
+        return rf_error_set(err, RF_ERR_MODEL,
+                            "%s: the special tokens (control, user-defined, unknown) of "
+                            "'tokenizer.ggml.tokens' hold %zu bytes of text, more than the %d MiB "
+                            "roofline accepts",
+                            name, total, RF_TOK_MAX_SPECIAL_BYTES >> 20);
+    return RF_OK;
+}
 
-    /* Distinct lengths, longest first. */
-    t->special_lens = malloc((n_special ? n_special : 1) * sizeof *t->special_lens);
-    t->ac = malloc(n_trie * sizeof *t->ac);
-    queue = malloc(n_trie * sizeof *queue);
-    parent = malloc(n_trie * sizeof *parent);
-    if (!t->special_lens || !t->ac || !queue || !parent) {
-        st = rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (special tokens)");
-        goto out;
+/* Adds token id's text, reversed, to the trie (*n_special counts the tokens added). */
+static rf_status trie_insert(trie *tr, const rf_tokenizer *t, int32_t id, size_t *n_special,
+                             rf_error *err) {
+    const uint8_t *s = (const uint8_t *)t->pool + t->off[id];
+    size_t n = rf_tok_len(t, id);
+    if (n == 0) return RF_OK;
+    (*n_special)++;
+    int32_t node = 0;
+    for (size_t k = n; k-- > 0;) { /* reversed */
+        int32_t c = tr->nodes[node].child;
+        while (c >= 0 && tr->nodes[c].byte != s[k]) c = tr->nodes[c].sibling;
+        if (c < 0) {
+            if (tr->n == tr->cap) { /* at most total + 1 nodes: no overflow of int32 */
+                void *p = realloc(tr->nodes, 2 * tr->cap * sizeof *tr->nodes);
+                if (!p)
+                    return rf_error_set(err, RF_ERR_NOMEM,
+                                        "tokenizer: out of memory (special tokens)");
+                tr->nodes = p;
+                tr->cap *= 2;
+            }
+            c = (int32_t)tr->n++;
+            tr->nodes[c] = (trie_node){-1, tr->nodes[node].child, -1, s[k]};
+            tr->nodes[node].child = c;
+        }
+        node = c;
     }
+    tr->nodes[node].id = id; /* texts are unique (build_hash) */
+    return RF_OK;
+}
+
+/* The distinct special lengths, longest first, into t->special_lens (room for k). */
+static void collect_lengths(rf_tokenizer *t) {
     size_t k = 0;
     for (int32_t id = 0; id < t->n_vocab; id++)
         if (special_attr(t->attr[id]) && rf_tok_len(t, id) > 0)
@@ -134,13 +127,28 @@ rf_status rf_tok_build_specials(rf_tokenizer *t, const char *name, rf_error *err
         if (u == 0 || t->special_lens[u - 1] != t->special_lens[i])
             t->special_lens[u++] = t->special_lens[i];
     t->n_special_lens = u;
+}
 
-    /* Breadth-first renumbering: queue[new] = old; a node's children land next to each other,
-     * sorted by byte (insertion sort into the queue's tail). */
+/* The index of length len in t->special_lens: binary search, longest first. */
+static int32_t length_index(const rf_tokenizer *t, uint32_t len) {
+    int32_t lo = 0, hi = t->n_special_lens - 1;
+    while (lo < hi) {
+        int32_t mid = (lo + hi) / 2;
+        if (t->special_lens[mid] > len)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Breadth-first renumbering of the trie into t->ac: queue[new] = old; a node's children land
+ * next to each other, sorted by byte (insertion sort into the queue's tail); parent[new] is the
+ * new number of its parent. Then the root's children by byte. */
+static void renumber(rf_tokenizer *t, const trie_node *tr, int32_t *queue, int32_t *parent) {
     size_t head = 0, tail = 1;
     queue[0] = 0;
     parent[0] = -1;
-    t->n_ac = (int32_t)n_trie;
     while (head < tail) {
         int32_t i = (int32_t)head, old = queue[head++];
         struct ac_node *a = &t->ac[i];
@@ -159,23 +167,14 @@ rf_status rf_tok_build_specials(rf_tokenizer *t, const char *name, rf_error *err
             a->n_child++;
         }
         for (int32_t j = a->first; j < a->first + a->n_child; j++) parent[j] = i;
-        if (a->id >= 0) { /* the index of its length: binary search, longest first */
-            uint32_t len = (uint32_t)rf_tok_len(t, a->id);
-            int32_t lo = 0, hi = t->n_special_lens - 1;
-            while (lo < hi) {
-                int32_t mid = (lo + hi) / 2;
-                if (t->special_lens[mid] > len)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            a->len_idx = lo;
-        }
+        if (a->id >= 0) a->len_idx = length_index(t, (uint32_t)rf_tok_len(t, a->id));
     }
     for (int32_t j = t->ac[0].first; j < t->ac[0].first + t->ac[0].n_child; j++)
         t->root_child[t->ac[j].byte] = j;
+}
 
-    /* Fail links and eligible-suffix links, in breadth-first order (parents first). */
+/* Fail links and eligible-suffix links, in breadth-first order (parents first). */
+static void link_fail(rf_tokenizer *t, const int32_t *parent) {
     uint64_t unused = 0;
     t->ac[0].fail = 0;
     t->ac[0].hit[0] = t->ac[0].hit[1] = -1;
@@ -197,8 +196,35 @@ rf_status rf_tok_build_specials(rf_tokenizer *t, const char *name, rf_error *err
         for (int m = 0; m < 2; m++)
             a->hit[m] = a->id >= 0 && eligible_attr(t->attr[a->id], m == 1) ? v : t->ac[f].hit[m];
     }
+}
+
+rf_status rf_tok_build_specials(rf_tokenizer *t, const char *name, rf_error *err) {
+    rf_status st = RF_OK;
+    size_t n_special = 0;
+    trie tr = {malloc(1024 * sizeof(trie_node)), 1, 1024};
+    int32_t *queue = NULL, *parent = NULL;
+    if (!tr.nodes)
+        return rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (special tokens)");
+    tr.nodes[0] = (trie_node){-1, -1, -1, 0};
+    for (int i = 0; i < 256; i++) t->root_child[i] = -1;
+    if ((st = check_special_bytes(t, name, err))) goto out;
+    for (int32_t id = 0; id < t->n_vocab; id++)
+        if (special_attr(t->attr[id]) && (st = trie_insert(&tr, t, id, &n_special, err))) goto out;
+
+    t->special_lens = malloc((n_special ? n_special : 1) * sizeof *t->special_lens);
+    t->ac = malloc(tr.n * sizeof *t->ac);
+    queue = malloc(tr.n * sizeof *queue);
+    parent = malloc(tr.n * sizeof *parent);
+    if (!t->special_lens || !t->ac || !queue || !parent) {
+        st = rf_error_set(err, RF_ERR_NOMEM, "tokenizer: out of memory (special tokens)");
+        goto out;
+    }
+    collect_lengths(t);
+    t->n_ac = (int32_t)tr.n;
+    renumber(t, tr.nodes, queue, parent);
+    link_fail(t, parent);
 out:
-    free(tr);
+    free(tr.nodes);
     free(queue);
     free(parent);
     return st;
