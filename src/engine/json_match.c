@@ -129,9 +129,15 @@ static uint16_t marker_next(const rf_jlit *m, uint16_t b, uint8_t c) {
  * value that starts or ends without a byte of its own). */
 typedef enum jm_res { JM_DEAD, JM_TAKEN, JM_AGAIN } jm_res;
 
+/* The handlers below are inlined into run, which stays one function of its own, called by
+ * step_thread: the shape the compiler gave the matcher when it was one switch. Left to itself,
+ * GCC inlines run into step_thread instead and keeps two handlers out of line, and the matcher
+ * is then 3-20% slower (constraint_cost, interleaved runs). */
+#define JM_HANDLER static inline __attribute__((always_inline))
+
 /* ST_V0: the first byte of a value, by the node's kind. */
-static jm_res run_start(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
-                        uint8_t c, rf_jset *out) {
+JM_HANDLER jm_res run_start(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
+                            uint8_t c, rf_jset *out) {
     switch (nd->kind) {
     case RF_JN_UNION: {
         rf_jthread tpl;
@@ -193,8 +199,8 @@ static jm_res run_start(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const 
 }
 
 /* ST_LIT: the literals [a, b) that still agree after byte c. */
-static jm_res run_lit(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
-                      uint8_t c) {
+JM_HANDLER jm_res run_lit(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
+                          uint8_t c) {
     const rf_jlit *L = s->lits + nd->first;
     uint32_t pos = f->n;
     int32_t lo = -1, hi = -1;
@@ -220,8 +226,8 @@ static jm_res run_lit(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf
 
 /* ST_STR: a byte inside a string (UTF-8 continuation bytes, the closing quote, a backslash,
  * the length bounds). */
-static jm_res run_str(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
-                      uint8_t c) {
+JM_HANDLER jm_res run_str(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
+                          uint8_t c) {
     uint32_t pend = PEND(f);
     if (pend) {
         if ((c & 0xC0) != 0x80) return JM_DEAD;
@@ -256,7 +262,7 @@ static jm_res run_str(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf
 }
 
 /* ST_ESC: the byte after a backslash. */
-static jm_res run_esc(rf_jframe *f, const rf_jnode *nd, uint8_t c) {
+JM_HANDLER jm_res run_esc(rf_jframe *f, const rf_jnode *nd, uint8_t c) {
     if (c == 'u') {
         f->st = ST_HEX;
         f->a = f->b = 0;
@@ -269,7 +275,7 @@ static jm_res run_esc(rf_jframe *f, const rf_jnode *nd, uint8_t c) {
 }
 
 /* ST_HEX: the four hex digits of \u. */
-static jm_res run_hex(rf_jframe *f, const rf_jnode *nd, uint8_t c) {
+JM_HANDLER jm_res run_hex(rf_jframe *f, const rf_jnode *nd, uint8_t c) {
     bool dig = c >= '0' && c <= '9';
     uint32_t h = dig                                      ? (uint32_t)(c - '0')
                  : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (uint32_t)((c | 0x20) - 'a' + 10)
@@ -286,7 +292,7 @@ static jm_res run_hex(rf_jframe *f, const rf_jnode *nd, uint8_t c) {
 }
 
 /* The number state after state st on byte c, or 0 when c cannot continue the number. */
-static uint8_t number_next(rf_jframe *f, uint8_t st, uint8_t c, bool integer) {
+JM_HANDLER uint8_t number_next(rf_jframe *f, uint8_t st, uint8_t c, bool integer) {
     bool dig = c >= '0' && c <= '9';
     bool e = (c == 'e' || c == 'E') && !integer;
     bool dot = c == '.' && !integer;
@@ -322,8 +328,8 @@ static uint8_t number_next(rf_jframe *f, uint8_t st, uint8_t c, bool integer) {
 }
 
 /* ST_NMINUS .. ST_NEXP: a byte of a number, or the byte after it (then its parent's). */
-static jm_res run_number(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
-                         uint8_t c) {
+JM_HANDLER jm_res run_number(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
+                             uint8_t c) {
     uint8_t st = f->st, next = 0;
     if (f->n < RF_JM_NUMBER_LEN) next = number_next(f, st, c, nd->kind == RF_JN_INTEGER);
     if (next) {
@@ -340,8 +346,8 @@ static jm_res run_number(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const
 
 /* ST_OOPEN, ST_ONEXT: after '{' or ',': a space, '}' (when nothing more is required), or the
  * opening quote of a key (a fork per property that may come next). */
-static jm_res run_obj_key_start(const rf_jschema *s, rf_jthread *t, rf_jframe *f,
-                                const rf_jnode *nd, uint8_t c, rf_jset *out) {
+JM_HANDLER jm_res run_obj_key_start(const rf_jschema *s, rf_jthread *t, rf_jframe *f,
+                                    const rf_jnode *nd, uint8_t c, rf_jset *out) {
     if (take_space(f, c)) return JM_TAKEN;
     if (c == '}' && f->st == ST_OOPEN && !required_from(s, nd, 0)) {
         pop(s, t);
@@ -371,7 +377,7 @@ static jm_res run_obj_key_start(const rf_jschema *s, rf_jthread *t, rf_jframe *f
 }
 
 /* ST_OKEY: a byte of property a's key. */
-static jm_res run_obj_key(const rf_jschema *s, rf_jframe *f, const rf_jnode *nd, uint8_t c) {
+JM_HANDLER jm_res run_obj_key(const rf_jschema *s, rf_jframe *f, const rf_jnode *nd, uint8_t c) {
     const rf_jlit *k = &s->lits[s->props[nd->first + f->a].key];
     if (f->b >= k->len || (uint8_t)k->s[f->b] != c) return JM_DEAD;
     if (++f->b == k->len) f->st = ST_OCOLON;
@@ -379,8 +385,8 @@ static jm_res run_obj_key(const rf_jschema *s, rf_jframe *f, const rf_jnode *nd,
 }
 
 /* ST_OVAL, ST_ANEXT: a space, or the value (property a's, or the item) starts as a child. */
-static jm_res run_child_value(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
-                              uint8_t c) {
+JM_HANDLER jm_res run_child_value(const rf_jschema *s, rf_jthread *t, rf_jframe *f,
+                                  const rf_jnode *nd, uint8_t c) {
     if (take_space(f, c)) return JM_TAKEN;
     int32_t child =
         nd->kind == RF_JN_ARRAY || !nd->count ? nd->item : s->props[nd->first + f->a].node;
@@ -390,8 +396,8 @@ static jm_res run_child_value(const rf_jschema *s, rf_jthread *t, rf_jframe *f, 
 }
 
 /* ST_OAFTER: after a property's value: a space, ',' or '}'. */
-static jm_res run_obj_after(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
-                            uint8_t c) {
+JM_HANDLER jm_res run_obj_after(const rf_jschema *s, rf_jthread *t, rf_jframe *f,
+                                const rf_jnode *nd, uint8_t c) {
     if (take_space(f, c)) return JM_TAKEN;
     if (c == ',' && (!nd->count || f->a < nd->count)) {
         f->st = ST_ONEXT;
@@ -406,8 +412,8 @@ static jm_res run_obj_after(const rf_jschema *s, rf_jthread *t, rf_jframe *f, co
 }
 
 /* ST_AOPEN: after '[': a space, ']' (when empty is allowed), or the first item. */
-static jm_res run_arr_open(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
-                           uint8_t c) {
+JM_HANDLER jm_res run_arr_open(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
+                               uint8_t c) {
     if (take_space(f, c)) return JM_TAKEN;
     if (c == ']' && nd->min == 0) {
         pop(s, t);
@@ -420,8 +426,8 @@ static jm_res run_arr_open(const rf_jschema *s, rf_jthread *t, rf_jframe *f, con
 }
 
 /* ST_AAFTER: after an item: a space, ',' (below maxItems) or ']' (from minItems). */
-static jm_res run_arr_after(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
-                            uint8_t c) {
+JM_HANDLER jm_res run_arr_after(const rf_jschema *s, rf_jthread *t, rf_jframe *f,
+                                const rf_jnode *nd, uint8_t c) {
     if (take_space(f, c)) return JM_TAKEN;
     if (c == ',' && (nd->max < 0 || f->n < (uint32_t)nd->max)) {
         f->st = ST_ANEXT;
@@ -436,8 +442,8 @@ static jm_res run_arr_after(const rf_jschema *s, rf_jthread *t, rf_jframe *f, co
 }
 
 /* ST_TEXT: free text until its end marker (leading spaces, and no '{' first, when nobrace). */
-static jm_res run_text(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
-                       uint8_t c) {
+JM_HANDLER jm_res run_text(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
+                           uint8_t c) {
     if (f->fl & FL_LEAD) {
         if (is_ws(c)) return JM_TAKEN;
         if (c == '{') return JM_DEAD;
@@ -450,8 +456,8 @@ static jm_res run_text(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const r
 }
 
 /* ST_WS: up to max whitespace bytes, then the byte is the parent's. */
-static jm_res run_ws(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
-                     uint8_t c) {
+JM_HANDLER jm_res run_ws(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_jnode *nd,
+                         uint8_t c) {
     if (is_ws(c) && f->n < (uint32_t)nd->max) {
         f->n++;
         return JM_TAKEN;
@@ -461,7 +467,7 @@ static jm_res run_ws(const rf_jschema *s, rf_jthread *t, rf_jframe *f, const rf_
 }
 
 /* One state's handler for byte c on the top frame of t. */
-static jm_res run_state(const rf_jschema *s, rf_jthread *t, uint8_t c, rf_jset *out) {
+JM_HANDLER jm_res run_state(const rf_jschema *s, rf_jthread *t, uint8_t c, rf_jset *out) {
     rf_jframe *f = &t->f[t->depth - 1];
     const rf_jnode *nd = &s->nodes[f->node];
     switch (f->st) {
@@ -519,7 +525,8 @@ static jm_res run_state(const rf_jschema *s, rf_jthread *t, uint8_t c, rf_jset *
  * it and lives (the caller keeps the slot); false when it died or was replaced by forks, which
  * step_thread has appended to out. A byte that ends a value without being part of it (a number's
  * end, whitespace's) pops the frame and runs again on the parent's state. */
-static bool run(const rf_jschema *s, rf_jthread *t, uint8_t c, rf_jset *out) {
+__attribute__((noinline)) static bool run(const rf_jschema *s, rf_jthread *t, uint8_t c,
+                                          rf_jset *out) {
     for (;;) {
         if (!t->depth) return false; /* a byte after the end */
         jm_res r = run_state(s, t, c, out);
