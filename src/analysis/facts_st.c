@@ -354,16 +354,146 @@ static bool plain_name(const char *s) {
     return n > 0 && n < 256 && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
 }
 
+/* Reads and parses the index at path (a regular file of at most MAX_INDEX_BYTES). On success
+ * *root holds the document (the caller frees it with json_decref). */
+static rf_status read_index(const char *path, json_t **root, rf_error *err) {
+    *root = NULL;
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return rf_error_set(err, RF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode)) return rf_error_set(err, RF_ERR_IO, "%s: not a regular file", path);
+    char *text = NULL;
+    size_t len = 0;
+    rf_status st = rf_read_file(path, MAX_INDEX_BYTES, &text, &len, err);
+    if (st) return st;
+    json_error_t je;
+    *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
+    if (!*root) {
+        char a[200];
+        return rf_error_set(err, RF_ERR_FORMAT, "%s: not valid JSON: %s (line %d, column %d)", path,
+                            esc(je.text, a, sizeof a), je.line, je.column);
+    }
+    return RF_OK;
+}
+
+/* The index's non-empty "weight_map" object (borrowed from root). */
+static rf_status weight_map(const json_t *root, const char *path, const json_t **out,
+                            rf_error *err) {
+    const json_t *wm = json_is_object(root) ? json_object_get(root, "weight_map") : NULL;
+    if (!wm || !json_is_object(wm))
+        return rf_error_set(err, RF_ERR_FORMAT,
+                            "%s: no \"weight_map\" object (a safetensors index maps each tensor "
+                            "to its shard file)",
+                            path);
+    if (json_object_size(wm) == 0)
+        return rf_error_set(err, RF_ERR_FORMAT, "%s: the weight_map is empty", path);
+    *out = wm;
+    return RF_OK;
+}
+
+/* Opens every shard the weight map names (a plain file name beside the index, each once) into
+ * L; shard_ix gets shard name -> its index in L->shards. */
+static rf_status open_shards(loader *L, const char *path, const json_t *wm, json_t *shard_ix,
+                             rf_error *err) {
+    char a[200], b[200];
+    char dir[4096];
+    rf_path_dir(path, dir, sizeof dir);
+    const char *tname;
+    const json_t *sv;
+    json_object_foreach((json_t *)wm, tname, sv) {
+        if (!json_is_string(sv))
+            return rf_error_set(err, RF_ERR_FORMAT,
+                                "%s: weight_map[\"%s\"] is not a string naming a shard file", path,
+                                esc(tname, a, sizeof a));
+        const char *sname = json_string_value(sv);
+        if (json_object_get(shard_ix, sname)) continue;
+        if (!plain_name(sname))
+            return rf_error_set(err, RF_ERR_FORMAT,
+                                "%s: weight_map[\"%s\"] names shard \"%s\": a shard must be a "
+                                "file name beside the index (no '/', '.' or '..')",
+                                path, esc(tname, a, sizeof a), esc(sname, b, sizeof b));
+        if (L->n_shards >= MAX_SHARDS)
+            return rf_error_set(err, RF_ERR_FORMAT, "%s: names more than %d shards", path,
+                                MAX_SHARDS);
+        char spath[4400];
+        snprintf(spath, sizeof spath, "%s/%s", dir, sname);
+        struct stat ss;
+        if (stat(spath, &ss) != 0) {
+            int e = errno;
+            return rf_error_set(
+                err, RF_ERR_IO,
+                "%s: names shard '%s' (for tensor '%s'), which cannot be opened: %s", path,
+                esc(sname, b, sizeof b), esc(tname, a, sizeof a), strerror(e));
+        }
+        rf_st *s = NULL;
+        rf_status st = rf_st_open(spath, &s, err);
+        if (st) return st;
+        if (json_object_set_new(shard_ix, sname, json_integer((json_int_t)L->n_shards))) {
+            rf_st_close(s);
+            return rf_error_set(err, RF_ERR_NOMEM, "%s: out of memory", path);
+        }
+        if ((st = add_shard(L, s, err))) return st;
+    }
+    return RF_OK;
+}
+
+/* Every shard tensor is in the index, mapped to that shard; every index tensor is in its
+ * shard. */
+static rf_status check_index_agrees(const loader *L, const char *path, const json_t *wm,
+                                    const json_t *shard_ix, rf_error *err) {
+    char a[200], b[200];
+    const char *sname;
+    const json_t *sv;
+    json_object_foreach((json_t *)shard_ix, sname, sv) {
+        const rf_st *s = L->shards[json_integer_value(sv)];
+        for (size_t i = 0; i < rf_st_n_tensors(s); i++) {
+            const rf_st_tensor *t = rf_st_tensor_at(s, i);
+            const json_t *m = json_object_getn(wm, t->name, t->name_len);
+            if (!m)
+                return rf_error_set(
+                    err, RF_ERR_FORMAT, "%s: holds tensor '%s', which the index %s does not list",
+                    rf_st_name(s), rf_escaped(t->name, t->name_len, a, sizeof a), path);
+            if (strcmp(json_string_value(m), sname) != 0)
+                return rf_error_set(err, RF_ERR_FORMAT,
+                                    "%s: holds tensor '%s', which the index %s maps to shard '%s'",
+                                    rf_st_name(s), rf_escaped(t->name, t->name_len, a, sizeof a),
+                                    path, esc(json_string_value(m), b, sizeof b));
+        }
+    }
+    const char *tname;
+    json_object_foreach((json_t *)wm, tname, sv) {
+        const json_t *ix = json_object_get(shard_ix, json_string_value(sv));
+        const rf_st *s = L->shards[json_integer_value(ix)];
+        if (!rf_st_find(s, tname))
+            return rf_error_set(err, RF_ERR_FORMAT,
+                                "%s: maps tensor '%s' to shard '%s', which does not hold it", path,
+                                esc(tname, a, sizeof a), esc(json_string_value(sv), b, sizeof b));
+    }
+    return RF_OK;
+}
+
+/* metadata.total_size: what the writer said the tensors hold; a note when it disagrees. */
+static void note_total_size(rf_model_facts *f, const json_t *root) {
+    const json_t *md = json_object_get(root, "metadata");
+    const json_t *ts = md && json_is_object(md) ? json_object_get(md, "total_size") : NULL;
+    if (ts && json_is_integer(ts) && (uint64_t)json_integer_value(ts) != f->fp.total_bytes) {
+        size_t used = strlen(f->note);
+        snprintf(f->note + used, sizeof f->note - used,
+                 "%sthe index's metadata.total_size is %lld B; the shards' tensors hold %llu B",
+                 used ? "; " : "", (long long)json_integer_value(ts),
+                 (unsigned long long)f->fp.total_bytes);
+    }
+}
+
 rf_status rf_facts_load_index(const char *path, rf_model_facts **out, rf_error *err) {
     *out = NULL;
     loader L;
     memset(&L, 0, sizeof L);
     L.err = err;
     rf_status st = RF_OK;
-    char *text = NULL;
-    size_t len = 0;
     json_t *root = NULL, *shard_ix = NULL;
-    char a[200], b[200];
+    const json_t *wm = NULL;
     L.f = rf_facts_new(path, RF_FACTS_SAFETENSORS, err);
     if (!L.f) return RF_ERR_NOMEM;
     L.f->index_path = strdup(path);
@@ -371,133 +501,20 @@ rf_status rf_facts_load_index(const char *path, rf_model_facts **out, rf_error *
         st = rf_error_set(err, RF_ERR_NOMEM, "%s: out of memory", path);
         goto out;
     }
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        st = rf_error_set(err, RF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-        goto out;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        st = rf_error_set(err, RF_ERR_IO, "%s: not a regular file", path);
-        goto out;
-    }
-    if ((st = rf_read_file(path, MAX_INDEX_BYTES, &text, &len, err))) goto out;
-    json_error_t je;
-    root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!root) {
-        st = rf_error_set(err, RF_ERR_FORMAT, "%s: not valid JSON: %s (line %d, column %d)", path,
-                          esc(je.text, a, sizeof a), je.line, je.column);
-        goto out;
-    }
-    const json_t *wm = json_is_object(root) ? json_object_get(root, "weight_map") : NULL;
-    if (!wm || !json_is_object(wm)) {
-        st = rf_error_set(err, RF_ERR_FORMAT,
-                          "%s: no \"weight_map\" object (a safetensors index maps each tensor to "
-                          "its shard file)",
-                          path);
-        goto out;
-    }
-    if (json_object_size(wm) == 0) {
-        st = rf_error_set(err, RF_ERR_FORMAT, "%s: the weight_map is empty", path);
-        goto out;
-    }
-    char dir[4096];
-    rf_path_dir(path, dir, sizeof dir);
+    if ((st = read_index(path, &root, err)) || (st = weight_map(root, path, &wm, err))) goto out;
     shard_ix = json_object(); /* shard name -> its index in L.shards */
     if (!shard_ix) {
         st = rf_error_set(err, RF_ERR_NOMEM, "%s: out of memory", path);
         goto out;
     }
-    const char *tname;
-    const json_t *sv;
-    json_object_foreach((json_t *)wm, tname, sv) {
-        if (!json_is_string(sv)) {
-            st = rf_error_set(err, RF_ERR_FORMAT,
-                              "%s: weight_map[\"%s\"] is not a string naming a shard file", path,
-                              esc(tname, a, sizeof a));
-            goto out;
-        }
-        const char *sname = json_string_value(sv);
-        if (json_object_get(shard_ix, sname)) continue;
-        if (!plain_name(sname)) {
-            st = rf_error_set(err, RF_ERR_FORMAT,
-                              "%s: weight_map[\"%s\"] names shard \"%s\": a shard must be a file "
-                              "name beside the index (no '/', '.' or '..')",
-                              path, esc(tname, a, sizeof a), esc(sname, b, sizeof b));
-            goto out;
-        }
-        if (L.n_shards >= MAX_SHARDS) {
-            st =
-                rf_error_set(err, RF_ERR_FORMAT, "%s: names more than %d shards", path, MAX_SHARDS);
-            goto out;
-        }
-        char spath[4400];
-        snprintf(spath, sizeof spath, "%s/%s", dir, sname);
-        struct stat ss;
-        if (stat(spath, &ss) != 0) {
-            int e = errno;
-            st = rf_error_set(err, RF_ERR_IO,
-                              "%s: names shard '%s' (for tensor '%s'), which cannot be opened: %s",
-                              path, esc(sname, b, sizeof b), esc(tname, a, sizeof a), strerror(e));
-            goto out;
-        }
-        rf_st *s = NULL;
-        if ((st = rf_st_open(spath, &s, err))) goto out;
-        if (json_object_set_new(shard_ix, sname, json_integer((json_int_t)L.n_shards))) {
-            rf_st_close(s);
-            st = rf_error_set(err, RF_ERR_NOMEM, "%s: out of memory", path);
-            goto out;
-        }
-        if ((st = add_shard(&L, s, err))) goto out;
-    }
-    /* every shard tensor is in the index, mapped to that shard */
-    const char *sname;
-    json_object_foreach(shard_ix, sname, sv) {
-        const rf_st *s = L.shards[json_integer_value(sv)];
-        for (size_t i = 0; i < rf_st_n_tensors(s); i++) {
-            const rf_st_tensor *t = rf_st_tensor_at(s, i);
-            const json_t *m = json_object_getn(wm, t->name, t->name_len);
-            if (!m) {
-                st = rf_error_set(
-                    err, RF_ERR_FORMAT, "%s: holds tensor '%s', which the index %s does not list",
-                    rf_st_name(s), rf_escaped(t->name, t->name_len, a, sizeof a), path);
-                goto out;
-            }
-            if (strcmp(json_string_value(m), sname) != 0) {
-                st = rf_error_set(err, RF_ERR_FORMAT,
-                                  "%s: holds tensor '%s', which the index %s maps to shard '%s'",
-                                  rf_st_name(s), rf_escaped(t->name, t->name_len, a, sizeof a),
-                                  path, esc(json_string_value(m), b, sizeof b));
-                goto out;
-            }
-        }
-    }
-    /* every index tensor is in its shard */
-    json_object_foreach((json_t *)wm, tname, sv) {
-        const json_t *ix = json_object_get(shard_ix, json_string_value(sv));
-        const rf_st *s = L.shards[json_integer_value(ix)];
-        if (!rf_st_find(s, tname)) {
-            st = rf_error_set(err, RF_ERR_FORMAT,
-                              "%s: maps tensor '%s' to shard '%s', which does not hold it", path,
-                              esc(tname, a, sizeof a), esc(json_string_value(sv), b, sizeof b));
-            goto out;
-        }
-    }
-    if ((st = read_config(&L, path))) goto out;
-    if ((st = finish(&L))) goto out;
-    /* metadata.total_size: what the writer said the tensors hold */
-    const json_t *md = json_object_get(root, "metadata");
-    const json_t *ts = md && json_is_object(md) ? json_object_get(md, "total_size") : NULL;
-    if (ts && json_is_integer(ts) && (uint64_t)json_integer_value(ts) != L.f->fp.total_bytes) {
-        size_t used = strlen(L.f->note);
-        snprintf(L.f->note + used, sizeof L.f->note - used,
-                 "%sthe index's metadata.total_size is %lld B; the shards' tensors hold %llu B",
-                 used ? "; " : "", (long long)json_integer_value(ts),
-                 (unsigned long long)L.f->fp.total_bytes);
-    }
+    if ((st = open_shards(&L, path, wm, shard_ix, err)) ||
+        (st = check_index_agrees(&L, path, wm, shard_ix, err)) || (st = read_config(&L, path)) ||
+        (st = finish(&L)))
+        goto out;
+    note_total_size(L.f, root);
 out:
     json_decref(root);
     json_decref(shard_ix);
-    free(text);
     loader_free(&L);
     if (st) {
         rf_model_facts_free(L.f);

@@ -1,104 +1,12 @@
-/* blocks.c: the building blocks of every architecture's forward pass (blocks.h): tensor binding
- * from an architecture's table, the scratch layout, embeddings, RMSNorm, RoPE, the projections
- * with shared activation quantization, attention over a KV group through the cache, the gated
- * FFN, the residual adds and the output head.
+/* blocks.c: the building blocks of every architecture's forward pass (blocks.h): the scratch
+ * layout, embeddings, RMSNorm, RoPE, the projections with shared activation quantization,
+ * attention over a KV group through the cache, the gated FFN, the residual adds and the output
+ * head. It reads the weights weights.c bound and calls nothing of model.c.
  */
 #include "model/blocks.h"
 
 #include <float.h>
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-/* ------------------------------------------------------------------------------------------ */
-/* Loading                                                                                     */
-/* ------------------------------------------------------------------------------------------ */
-
-static int64_t dim_of(const rf_hparams *hp, rf_dim d) {
-    switch (d) {
-    case RF_DIM_E:
-        return hp->n_embd;
-    case RF_DIM_F:
-        return hp->n_ff;
-    case RF_DIM_Q:
-        return (int64_t)hp->n_head * hp->head_dim_k;
-    case RF_DIM_K:
-        return (int64_t)hp->n_head_kv * hp->head_dim_k;
-    case RF_DIM_V:
-        return (int64_t)hp->n_head_kv * hp->head_dim_v;
-    case RF_DIM_O:
-        return (int64_t)hp->n_head * hp->head_dim_v;
-    case RF_DIM_DK:
-        return hp->head_dim_k;
-    }
-    return 0;
-}
-
-rf_status rf_blk_bind(rf_model *m, rf_error *err) {
-    rf_hparams *hp = &m->hp;
-    const rf_arch *a = m->arch;
-    rf_weights *w = calloc(1, sizeof *w + (size_t)hp->n_layer * sizeof(rf_layer));
-    if (!w) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-    m->weights = w;
-    if (a->glu == RF_GLU_GELU) {
-        w->gelu = malloc(65536 * sizeof *w->gelu);
-        if (!w->gelu) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-        rf_gelu_table(w->gelu);
-    }
-
-    const rf_gguf_tensor *emb = rf_gguf_find_tensor(m->gguf, "token_embd.weight");
-    if (!emb)
-        return rf_error_set(err, RF_ERR_MODEL, "%s: missing tensor 'token_embd.weight'", m->path);
-    if (emb->n_dims != 2 || emb->ne[1] > INT32_MAX)
-        return rf_error_set(err, RF_ERR_MODEL,
-                            "%s: tensor 'token_embd.weight' must be 2-D with at most 2^31 rows",
-                            m->path);
-    hp->n_vocab = (int32_t)emb->ne[1];
-    char key[96];
-    snprintf(key, sizeof key, "%s.vocab_size", a->name);
-    uint32_t nv = (uint32_t)hp->n_vocab;
-    rf_status st = rf_gguf_get_u32(m->gguf, key, false, &nv, err);
-    if (st) return st;
-    if (nv != (uint32_t)hp->n_vocab)
-        return rf_error_set(err, RF_ERR_MODEL, "%s: %s = %u but token_embd.weight has %d rows",
-                            m->path, key, nv, hp->n_vocab);
-    const int64_t E = hp->n_embd, V = hp->n_vocab;
-    st = rf_model_bind_matrix(m, "token_embd.weight", E, V, &w->tok_embd, err);
-    if (st) return st;
-    if (rf_gguf_find_tensor(m->gguf, "output.weight")) {
-        st = rf_model_bind_matrix(m, "output.weight", E, V, &w->output, err);
-        if (st) return st;
-    } else {
-        w->output = w->tok_embd;
-        w->tied = 1;
-    }
-    st = rf_model_bind_vector(m, "output_norm.weight", E, &w->output_norm, err);
-    if (st) return st;
-    for (int il = 0; il < hp->n_layer; il++) {
-        char *L = (char *)&w->layers[il];
-        for (int i = 0; i < a->n_tensors; i++) {
-            const rf_tensor_spec *ts = &a->tensors[i];
-            char n[64];
-            snprintf(n, sizeof n, "blk.%d.%s", il, ts->name);
-            if (ts->optional && !rf_gguf_find_tensor(m->gguf, n)) continue;
-            if (ts->matrix)
-                st = rf_model_bind_matrix(m, n, dim_of(hp, ts->cols), dim_of(hp, ts->rows),
-                                          (rf_weight *)(void *)(L + ts->field), err);
-            else
-                st = rf_model_bind_vector(m, n, dim_of(hp, ts->cols),
-                                          (const float **)(void *)(L + ts->field), err);
-            if (st) return st;
-        }
-    }
-    return RF_OK;
-}
-
-void rf_blk_free_weights(rf_weights *w) {
-    if (!w) return;
-    free(w->gelu);
-    free(w);
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Scratch                                                                                     */

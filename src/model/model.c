@@ -1,12 +1,12 @@
 /* model.c: loading a model file: architecture lookup (the registry below), tokenizer,
- * hyperparameters and tensors (hparams.c, blocks.c), tensor binding helpers. */
+ * hyperparameters and tensors (hparams.c, weights.c), chat template; the model's accessors. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/blocks.h"
 #include "model/model_int.h"
+#include "model/weights.h"
 #include "util/file.h"
 
 static const rf_arch *const g_archs[] = {&rf_arch_gemma3, &rf_arch_qwen2, &rf_arch_llama};
@@ -57,7 +57,7 @@ rf_status rf_model_load(const char *path, rf_model **out, rf_error *err) {
     if (st) goto fail;
     st = rf_hparams_load(m, err);
     if (st) goto fail;
-    st = rf_blk_bind(m, err);
+    st = rf_weights_bind(m, err);
     if (st) goto fail;
     if (m->hp.n_vocab != rf_tokenizer_n_vocab(m->tok)) {
         st = rf_error_set(err, RF_ERR_MODEL,
@@ -76,7 +76,7 @@ fail:
 
 void rf_model_free(rf_model *m) {
     if (!m) return;
-    rf_blk_free_weights(m->weights);
+    rf_weights_free(m->weights);
     rf_tokenizer_free(m->tok);
     rf_chat_template_free(&m->chat);
     rf_gguf_close(m->gguf);
@@ -101,63 +101,4 @@ void rf_model_set_chat_family(rf_model *m, int family) {
 }
 const char *rf_model_path(const rf_model *m) {
     return m->path;
-}
-
-/* "[ne0, ne1, ...]" of t's n_dims dims, for messages. */
-static const char *shape_str(const rf_gguf_tensor *t, char *buf, size_t cap) {
-    size_t n = (size_t)snprintf(buf, cap, "[");
-    for (uint32_t d = 0; d < t->n_dims && n < cap; d++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%llu", d ? ", " : "",
-                              (unsigned long long)t->ne[d]);
-    if (n < cap) snprintf(buf + n, cap - n, "]");
-    return buf;
-}
-
-static rf_status find_tensor(const rf_model *m, const char *name, const rf_gguf_tensor **t,
-                             rf_error *err) {
-    *t = rf_gguf_find_tensor(m->gguf, name);
-    if (!*t) return rf_error_set(err, RF_ERR_MODEL, "%s: missing tensor '%s'", m->path, name);
-    return RF_OK;
-}
-
-rf_status rf_model_bind_matrix(const rf_model *m, const char *name, int64_t cols, int64_t rows,
-                               rf_weight *w, rf_error *err) {
-    const rf_gguf_tensor *t;
-    rf_status st = find_tensor(m, name, &t, err);
-    if (st) return st;
-    char shape[96];
-    if (t->n_dims != 2 || t->ne[0] != (uint64_t)cols || t->ne[1] != (uint64_t)rows)
-        return rf_error_set(err, RF_ERR_MODEL,
-                            "%s: tensor '%s' has shape %s, expected [%lld, %lld]", m->path, name,
-                            shape_str(t, shape, sizeof shape), (long long)cols, (long long)rows);
-    const rf_type_info *ti = rf_type_get(t->type);
-    if (rf_vec_dot_type((rf_type)t->type) == RF_TYPE_COUNT)
-        return rf_error_set(err, RF_ERR_UNSUPPORTED,
-                            "%s: tensor '%s' has type %s, which roofline cannot compute with",
-                            m->path, name, ti->name ? ti->name : "unknown");
-    w->type = (rf_type)t->type;
-    w->cols = cols;
-    w->rows = rows;
-    w->row_bytes = rf_type_row_bytes(t->type, (uint64_t)cols);
-    w->data = t->data;
-    return RF_OK;
-}
-
-rf_status rf_model_bind_vector(const rf_model *m, const char *name, int64_t n, const float **out,
-                               rf_error *err) {
-    const rf_gguf_tensor *t;
-    rf_status st = find_tensor(m, name, &t, err);
-    if (st) return st;
-    char shape[96];
-    if (t->nelements != (uint64_t)n || t->ne[0] != (uint64_t)n) /* [n] or [n, 1, ...] */
-        return rf_error_set(err, RF_ERR_MODEL, "%s: tensor '%s' has shape %s, expected [%lld]",
-                            m->path, name, shape_str(t, shape, sizeof shape), (long long)n);
-    if (t->type != RF_TYPE_F32)
-        return rf_error_set(err, RF_ERR_UNSUPPORTED, "%s: tensor '%s' must be F32, found %s",
-                            m->path, name, rf_type_get(t->type)->name);
-    if ((uintptr_t)t->data % sizeof(float))
-        return rf_error_set(err, RF_ERR_FORMAT, "%s: tensor '%s' data is not 4-byte aligned",
-                            m->path, name);
-    *out = t->data;
-    return RF_OK;
 }

@@ -1,12 +1,12 @@
-/* model_int.h: what model.c, context.c, hparams.c, blocks.c and the architecture files share (not
- * for callers outside src/model/).
+/* model_int.h: what model.c, context.c, hparams.c, weights.c, blocks.c and the architecture files
+ * share (not for callers outside src/model/).
  *
  * An architecture (gemma3.c, qwen2.c, llama.c) is a table, rf_arch: its name (the value of
  * general.architecture, which is also the prefix of its hyperparameter keys), the optional
  * hyperparameters it reads (RF_HP_*), the tensors of one layer (rf_tensor_spec, bound into the
- * shared rf_layer by blocks.c), a hook for its own derived hyperparameters and the function that
+ * shared rf_layer by weights.c), a hook for its own derived hyperparameters and the function that
  * runs one layer of the forward pass from the blocks of blocks.h. model.c loads every
- * architecture the same way (hparams.c reads the keys with their range checks, blocks.c binds
+ * architecture the same way (hparams.c reads the keys with their range checks, weights.c binds
  * the tensors) and rf_decode runs rf_blk_forward, which calls the layer function per layer; so a
  * new Llama-style architecture is a short file plus one line in model.c's registry.
  */
@@ -24,7 +24,7 @@
 #include "util/threadpool.h"
 
 typedef struct rf_fwd rf_fwd;         /* one forward step in flight (blocks.h) */
-typedef struct rf_weights rf_weights; /* the bound tensors (blocks.h) */
+typedef struct rf_weights rf_weights; /* the bound tensors (weights.h) */
 
 /* Optional hyperparameter groups an architecture reads beyond the common ones (hparams.c). */
 enum {
@@ -32,7 +32,7 @@ enum {
     RF_HP_SOFTCAP = 1u << 1, /* final_logit_softcapping */
 };
 
-/* Sizes a tensor's dimension is bound to (blocks.c checks every shape). */
+/* Sizes a tensor's dimension is bound to (weights.c checks every shape). */
 typedef enum rf_dim {
     RF_DIM_E,  /* embedding_length */
     RF_DIM_F,  /* feed_forward_length */
@@ -79,7 +79,7 @@ struct rf_model {
     rf_tokenizer *tok;
     rf_hparams hp;
     const rf_arch *arch;
-    rf_weights *weights; /* blocks.c binds and frees */
+    rf_weights *weights; /* weights.c binds and frees */
     rf_chat_template chat;
 };
 
@@ -123,12 +123,5 @@ extern const rf_arch rf_arch_llama;
 /* Reads and checks the hyperparameters of m->arch under its key prefix into m->hp (hparams.c):
  * the common keys, the arch's RF_HP_* groups, then its finish_hparams rules. */
 rf_status rf_hparams_load(rf_model *m, rf_error *err);
-
-/* Binds tensor `name` as a matrix weight of shape [cols, rows] with a computable type. */
-rf_status rf_model_bind_matrix(const rf_model *m, const char *name, int64_t cols, int64_t rows,
-                               rf_weight *w, rf_error *err);
-/* Binds an F32 vector of n values. */
-rf_status rf_model_bind_vector(const rf_model *m, const char *name, int64_t n, const float **out,
-                               rf_error *err);
 
 #endif

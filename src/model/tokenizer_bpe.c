@@ -11,7 +11,7 @@
  *     merge must name two tokens and make a token; a line that is not LEFT SPACE RIGHT, or that
  *     names or makes a text that is no token, fails the load naming the merge.
  *
- * A fragment (raw text, special tokens already split out by tokenizer.c) is encoded as:
+ * A fragment (raw text, special tokens already split out by tokenizer_special.c) is encoded as:
  *   1. decode it into code points with llama.cpp's rules (unicode.h: a bad byte is U+FFFD,
  *      one byte at a time; overlong forms give their code point) and re-encode them, as
  *      llama.cpp's unicode_regex_split does, so its words hold the same bytes; a code point past

@@ -1,10 +1,12 @@
-/* tokenizer_int.h: what tokenizer.c (the generic part) and the per-family encoders
- * (tokenizer_spm.c; tokenizer_bpe.c, byte-level BPE) share. Not part of the public interface.
+/* tokenizer_int.h: what the generic part (tokenizer.c, tokenizer_desc.c, tokenizer_gguf.c,
+ * tokenizer_eog.c, tokenizer_special.c; its private layout in tokenizer_impl.h) and the
+ * per-family encoders (tokenizer_spm.c; tokenizer_bpe.c, byte-level BPE) share. Not part of the
+ * public interface.
  *
  * The generic part owns the vocabulary (texts, scores, types), the text -> id hash table, the
  * special-token trie and the end-of-generation set; it splits special-token text out of the
  * input and hands each remaining fragment to the family's encode_fragment. A family adds a
- * vtable below and one line to the registry in tokenizer.c.
+ * vtable below and one line to the registry in tokenizer_desc.c.
  *
  * rf_tokenizer_from_desc builds a tokenizer from plain arrays: rf_tokenizer_from_gguf is a thin
  * reader on top of it, and unit tests use it to build tiny vocabularies without a file.
