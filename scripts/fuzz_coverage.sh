@@ -24,8 +24,10 @@ done
 declare -A files=(
   [gguf]="src/format/gguf.c"
   [safetensors]="src/format/safetensors.c"
-  [tokenizer]="src/model/tokenizer.c src/model/tokenizer_bpe.c src/model/tokenizer_spm.c"
-  [runfile]="src/bench/runfile.c"
+  [tokenizer]="src/model/tokenizer.c src/model/tokenizer_bpe.c src/model/tokenizer_spm.c
+               src/model/tokenizer_desc.c src/model/tokenizer_gguf.c src/model/tokenizer_eog.c
+               src/model/tokenizer_special.c"
+  [runfile]="src/bench/runfile.c src/bench/runfile_fields.c src/bench/runfile_args.c"
   [questions]="src/bench/questions.c"
   [agent_task]="src/bench/agent_task.c src/bench/condition.c src/bench/agent_schema.c
                 src/bench/agent_call.c src/bench/agent_tool.c src/bench/agent_grade.c
@@ -36,8 +38,9 @@ declare -A files=(
   [eventstream]="src/aws/eventstream.c"
   [json_schema]="src/engine/json_schema.c src/engine/json_match.c"
   [rundir]="src/report/runset.c src/report/analyze.c src/report/econ.c src/report/precision.c
-            src/report/tables.c src/report/render_md.c src/report/render_html.c
-            src/report/render_csv.c src/bench/records.c"
+            src/report/speed_load.c src/report/tables.c src/report/sections.c src/report/section_*.c
+            src/report/render_md.c src/report/render_html.c src/report/render_csv.c
+            src/bench/records.c"
 )
 
 targets=()
@@ -81,7 +84,7 @@ for t in "${targets[@]}"; do
   inputs="$(sed -n 's/^replay: \([0-9]*\) inputs.*/\1/p' <<<"$out")"
   llvm-profdata merge -o "$build/$t.profdata" "$raw"
   srcs=()
-  for f in ${files[$t]}; do srcs+=("$root/$f"); done
+  for f in ${files[$t]}; do for g in "$root"/$f; do srcs+=("$g"); done; done
   # TOTAL row: regions, missed, %, functions, missed, %, lines, missed, %, branches, missed, %
   llvm-cov report "$build/tests/fuzz/fuzz_${t}_replay" -instr-profile="$build/$t.profdata" \
     "${srcs[@]}" | awk -v t="$t" -v n="${inputs:-0}" '$1 == "TOTAL" {
