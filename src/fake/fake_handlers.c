@@ -99,14 +99,14 @@ static rf_httpd_ret answer_chat(rf_httpd_req *h) {
     }
     /* the OpenAI fields: the server's parser, with its limits; any model is answered; tool
      * calls are the fake's to answer */
-    rf_oai_limits lim = {NULL, MAX_TOKENS};
-    rf_oai_error oe;
-    rf_status pst =
-        rf_oai_parse(RF_OAI_CHAT, (const char *)h->body.data, h->body.len, &lim, &r->req, &oe);
+    rf_openai_limits lim = {NULL, MAX_TOKENS};
+    rf_openai_error oe;
+    rf_status pst = rf_openai_parse(RF_OPENAI_CHAT, (const char *)h->body.data, h->body.len, &lim,
+                                    &r->req, &oe);
     rf_buf_free(&h->body);
     if (pst) {
         if (oe.http == 400 || oe.http == 404) atomic_fetch_add(&f->c.bad_requests, 1);
-        return rf_httpd_reply_json(h, oe.http, rf_oai_error_json(&oe), NULL, NULL);
+        return rf_httpd_reply_json(h, oe.http, rf_openai_error_json(&oe), NULL, NULL);
     }
     r->root = r->req.root;
     rf_fake_err e;
@@ -126,7 +126,7 @@ static rf_httpd_ret answer_chat(rf_httpd_req *h) {
 
 static rf_httpd_ret answer_models(rf_httpd_req *h) {
     fake_req *r = (fake_req *)h;
-    json_t *o = rf_oai_models_json(r->srv->model, (int64_t)time(NULL));
+    json_t *o = rf_openai_models_json(r->srv->model, (int64_t)time(NULL));
     json_t *m = json_array_get(json_object_get(o, "data"), 0);
     if (!m || json_object_set_new(m, "owned_by", json_string("roofline-fake")) ||
         json_object_set_new(m, "parent", json_null()) ||

@@ -257,7 +257,7 @@ static bool plan_tokens(const rf_fake *f, const fake_req *r, plan_ctx *c, rf_jr 
     return true;
 }
 
-/* The OpenAI fields (checked by rf_oai_parse) and the "fake" field's members but the fault and
+/* The OpenAI fields (checked by rf_openai_parse) and the "fake" field's members but the fault and
  * the tool call. */
 static bool plan_fields(const rf_fake *f, fake_req *r, plan_ctx *c, rf_fake_err *e) {
     const rf_fake_params *p = &f->p;

@@ -72,8 +72,8 @@ enum { END_NONE = 0, END_CLEAN, END_ABORT };
 typedef struct fake_req {
     rf_httpd_req h; /* first: the transport's part (t0, the schedule's origin; fd; body) */
     rf_fake *srv;
-    rf_oai_req req; /* the parsed request; the plan's strings are borrowed from it */
-    json_t *root;   /* req.root */
+    rf_openai_req req; /* the parsed request; the plan's strings are borrowed from it */
+    json_t *root;      /* req.root */
 
     /* the plan */
     bool stream, include_usage, usage;

@@ -85,7 +85,7 @@ static void req_release(rf_httpd_req *h) {
     free(r->reply_off);
     free(r->frag_off);
     free(r->tool_args);
-    rf_oai_req_free(&r->req);
+    rf_openai_req_free(&r->req);
 }
 
 /* ---- lifecycle ---- */

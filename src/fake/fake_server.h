@@ -13,7 +13,7 @@
  * that `roofline serve`'s parser refuses (openai/request.h: not JSON, not an object, no valid
  * non-empty "messages", a field of the wrong type or out of range, param naming it), except that
  * any model is answered, max_tokens may go up to 1000000, and tools, tool_choice,
- * response_format and logprobs are accepted (rf_oai_parse_ex, RF_OAI_ACCEPT_UNSUPPORTED); a
+ * response_format and logprobs are accepted (rf_openai_parse_ex, RF_OPENAI_ACCEPT_UNSUPPORTED); a
  * bad "fake" member (util/json_read.h, param its path); a body that would exceed one of the
  * size caps below (param names the field or fields, comma-separated; the
  * message gives the product and the cap), or has more than RF_FAKE_JSON_ITEMS_MAX structural

@@ -35,23 +35,23 @@ int64_t rf_fake_ev_time(const fake_req *r, int32_t i) {
 
 /* Appends `data: <o compact>\n\n` and releases o; false on allocation failure. */
 static bool sse_append(rf_buf *out, json_t *o) {
-    return rf_oai_sse_event(out, o) == RF_OK;
+    return rf_openai_sse_event(out, o) == RF_OK;
 }
 
 /* An OpenAI error object; its type follows http (server_error for 500, rate_limit_error for
  * 429, invalid_request_error for the 4xx). */
 json_t *rf_fake_error_obj(int http, const char *msg, const char *param, const char *code) {
-    rf_oai_error e;
-    rf_oai_error_set(&e, http, param, code, "%s", msg);
-    return rf_oai_error_json(&e);
+    rf_openai_error e;
+    rf_openai_error_set(&e, http, param, code, "%s", msg);
+    return rf_openai_error_json(&e);
 }
 
 static json_t *usage_obj(const fake_req *r) {
-    return rf_oai_usage_json(r->prompt_tokens, r->completion_tokens, -1);
+    return rf_openai_usage_json(r->prompt_tokens, r->completion_tokens, -1);
 }
 
-static rf_oai_meta meta_of(const fake_req *r) {
-    return (rf_oai_meta){RF_OAI_CHAT, r->id, r->created, r->model};
+static rf_openai_meta meta_of(const fake_req *r) {
+    return (rf_openai_meta){RF_OPENAI_CHAT, r->id, r->created, r->model};
 }
 
 /* o with the fake's fingerprint, and without "usage" unless the request asked for usage
@@ -67,8 +67,8 @@ static json_t *fake_envelope(const fake_req *r, json_t *o) {
 
 /* The chunk of one delta (stolen). */
 static json_t *delta_chunk(const fake_req *r, json_t *delta, const char *finish) {
-    rf_oai_meta m = meta_of(r);
-    return fake_envelope(r, rf_oai_delta_chunk_json(&m, delta, finish));
+    rf_openai_meta m = meta_of(r);
+    return fake_envelope(r, rf_openai_delta_chunk_json(&m, delta, finish));
 }
 
 /* The text of content tokens [a, b). */
@@ -83,7 +83,7 @@ static bool content_text(const fake_req *r, int32_t a, int32_t b, rf_buf *t) {
 }
 
 static json_t *tool_header(const fake_req *r) {
-    return rf_oai_tool_call_delta_json(0, r->call_id, r->tool_name, "", 0);
+    return rf_openai_tool_call_delta_json(0, r->call_id, r->tool_name, "", 0);
 }
 
 /* The delta of event ev (content chunk, tool-call header, or arguments fragment). */
@@ -105,8 +105,8 @@ static json_t *event_delta(const fake_req *r, int32_t ev) {
         if (json_object_set_new(d, "tool_calls", tool_header(r))) goto fail;
     } else {
         int32_t j = ev - r->n_cev - 1;
-        json_t *tc = rf_oai_tool_call_delta_json(0, NULL, NULL, r->tool_args + r->frag_off[j],
-                                                 r->frag_off[j + 1] - r->frag_off[j]);
+        json_t *tc = rf_openai_tool_call_delta_json(0, NULL, NULL, r->tool_args + r->frag_off[j],
+                                                    r->frag_off[j + 1] - r->frag_off[j]);
         if (json_object_set_new(d, "tool_calls", tc)) goto fail;
     }
     return d;
@@ -148,7 +148,7 @@ static bool stream_next(fake_req *r, int64_t *due) {
             return sse_append(&r->out,
                               rf_fake_error_obj(500, "fake error event after the 200 header", NULL,
                                                 "fake_error_event")) &&
-                   rf_oai_sse_done(&r->out) == RF_OK;
+                   rf_openai_sse_done(&r->out) == RF_OK;
         default:
             break;
         }
@@ -166,12 +166,12 @@ static bool stream_next(fake_req *r, int64_t *due) {
     if (d && r->n_ev == 0) json_object_set_new(d, "role", json_string("assistant"));
     if (!d || !sse_append(&r->out, delta_chunk(r, d, r->finish))) return false;
     if (r->include_usage && r->usage) {
-        rf_oai_meta m = meta_of(r);
+        rf_openai_meta m = meta_of(r);
         json_t *u = fake_envelope(
-            r, rf_oai_usage_chunk_json(&m, (int32_t)r->prompt_tokens, r->completion_tokens, -1));
+            r, rf_openai_usage_chunk_json(&m, (int32_t)r->prompt_tokens, r->completion_tokens, -1));
         if (!sse_append(&r->out, u)) return false;
     }
-    return rf_oai_sse_done(&r->out) == RF_OK;
+    return rf_openai_sse_done(&r->out) == RF_OK;
 }
 
 ssize_t rf_fake_stream_read(rf_httpd_req *h, uint64_t pos, char *buf, size_t max) {
@@ -239,11 +239,11 @@ ssize_t rf_fake_truncated_read(rf_httpd_req *h, uint64_t pos, char *buf, size_t 
 bool rf_fake_completion_body(fake_req *r) {
     static const char key[] = "\"content\":\"\"";
     bool has_content = r->n_content > 0 || !r->has_tool;
-    json_t *msg = rf_oai_assistant_json(
+    json_t *msg = rf_openai_assistant_json(
         has_content ? "" : NULL, 0,
-        r->has_tool ? rf_oai_tool_calls_json(r->call_id, r->tool_name, r->tool_args) : NULL);
-    rf_oai_meta m = meta_of(r);
-    json_t *o = rf_oai_chat_body_json(&m, msg, r->finish, r->usage ? usage_obj(r) : NULL);
+        r->has_tool ? rf_openai_tool_calls_json(r->call_id, r->tool_name, r->tool_args) : NULL);
+    rf_openai_meta m = meta_of(r);
+    json_t *o = rf_openai_chat_body_json(&m, msg, r->finish, r->usage ? usage_obj(r) : NULL);
     if (o && json_object_set_new(o, "system_fingerprint", json_string(FINGERPRINT))) {
         json_decref(o);
         o = NULL;

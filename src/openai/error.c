@@ -1,4 +1,4 @@
-/* error.c: OpenAI errors as values (request.h: rf_oai_error): the error a status and message
+/* error.c: OpenAI errors as values (request.h: rf_openai_error): the error a status and message
  * make, and the 400 for a JSON member read that failed; shared by the request parser (request.c,
  * tools.c), the server and the fake. */
 #include <stdarg.h>
@@ -7,8 +7,8 @@
 #include "openai/request.h"
 #include "util/json_read.h"
 
-rf_status rf_oai_error_set(rf_oai_error *e, int http, const char *param, const char *code,
-                           const char *fmt, ...) {
+rf_status rf_openai_error_set(rf_openai_error *e, int http, const char *param, const char *code,
+                              const char *fmt, ...) {
     if (!e) return RF_ERR_ARG;
     e->http = http;
     snprintf(e->type, sizeof e->type, "%s",
@@ -26,9 +26,9 @@ rf_status rf_oai_error_set(rf_oai_error *e, int http, const char *param, const c
 
 /* The OpenAI error for a member read that failed (util/json_read.h): param is the member's
  * path; code missing_required_parameter, invalid_type, or invalid_value for the rest. */
-rf_status rf_oai_jr_error(const rf_jr *j, rf_oai_error *e) {
+rf_status rf_openai_jr_error(const rf_jr *j, rf_openai_error *e) {
     const char *code = j->why == RF_JR_MISSING ? "missing_required_parameter"
                        : j->why == RF_JR_TYPE  ? "invalid_type"
                                                : "invalid_value";
-    return rf_oai_error_set(e, 400, j->path, code, "%s", j->err->msg);
+    return rf_openai_error_set(e, 400, j->path, code, "%s", j->err->msg);
 }

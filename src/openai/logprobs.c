@@ -11,15 +11,15 @@
 
 #define LP_FLOOR -9999.0
 
-rf_status rf_oai_lps_push(rf_oai_lps *l, const rf_event *ev) {
+rf_status rf_openai_lps_push(rf_openai_lps *l, const rf_event *ev) {
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 64;
-        rf_oai_lp *v = realloc(l->v, cap * sizeof *v);
+        rf_openai_lp *v = realloc(l->v, cap * sizeof *v);
         if (!v) return RF_ERR_NOMEM;
         l->v = v;
         l->cap = cap;
     }
-    rf_oai_lp *e = &l->v[l->n++];
+    rf_openai_lp *e = &l->v[l->n++];
     e->token = ev->token;
     e->logprob = ev->logprob;
     e->n_top = ev->top_ids && ev->top_logprobs && ev->n_top > 0 ? ev->n_top : 0;
@@ -31,7 +31,7 @@ rf_status rf_oai_lps_push(rf_oai_lps *l, const rf_event *ev) {
     return RF_OK;
 }
 
-void rf_oai_lps_free(rf_oai_lps *l) {
+void rf_openai_lps_free(rf_openai_lps *l) {
     free(l->v);
     memset(l, 0, sizeof *l);
 }
@@ -50,7 +50,7 @@ static void piece_free(tok_piece *p) {
     rf_buf_free(&p->text);
 }
 
-static rf_status piece_get(tok_piece *p, int32_t id, rf_oai_piece_fn fn, void *user) {
+static rf_status piece_get(tok_piece *p, int32_t id, rf_openai_piece_fn fn, void *user) {
     p->bytes = p->raw;
     p->len = 0;
     p->chars = 0;
@@ -90,7 +90,7 @@ static json_t *bytes_json(const tok_piece *p) {
 }
 
 /* {"token", "logprob", "bytes"}, or NULL when out of memory. */
-static json_t *chat_token(int32_t id, float lp, rf_oai_piece_fn fn, void *user) {
+static json_t *chat_token(int32_t id, float lp, rf_openai_piece_fn fn, void *user) {
     tok_piece p;
     json_t *o = NULL;
     if (!piece_get(&p, id, fn, user))
@@ -100,7 +100,7 @@ static json_t *chat_token(int32_t id, float lp, rf_oai_piece_fn fn, void *user) 
     return o;
 }
 
-static json_t *chat_json(const rf_oai_lp *v, size_t n, rf_oai_piece_fn fn, void *user) {
+static json_t *chat_json(const rf_openai_lp *v, size_t n, rf_openai_piece_fn fn, void *user) {
     json_t *content = json_array();
     for (size_t i = 0; content && i < n; i++) {
         json_t *tok = chat_token(v[i].token, v[i].logprob, fn, user);
@@ -123,7 +123,7 @@ static json_t *chat_json(const rf_oai_lp *v, size_t n, rf_oai_piece_fn fn, void 
 
 /* Adds {text: lp} to o unless o already has a token of that text (a higher one: the
  * alternatives come in descending order). */
-static bool add_alt(json_t *o, int32_t id, float lp, rf_oai_piece_fn fn, void *user) {
+static bool add_alt(json_t *o, int32_t id, float lp, rf_openai_piece_fn fn, void *user) {
     tok_piece p;
     bool ok = !piece_get(&p, id, fn, user);
     const char *t = piece_text(&p);
@@ -133,7 +133,7 @@ static bool add_alt(json_t *o, int32_t id, float lp, rf_oai_piece_fn fn, void *u
     return ok;
 }
 
-static json_t *completion_json(const rf_oai_lp *v, size_t n, rf_oai_piece_fn fn, void *user,
+static json_t *completion_json(const rf_openai_lp *v, size_t n, rf_openai_piece_fn fn, void *user,
                                int64_t *off) {
     json_t *o = json_pack("{s:[], s:[], s:[], s:[]}", "tokens", "token_logprobs", "top_logprobs",
                           "text_offset");
@@ -164,14 +164,14 @@ static json_t *completion_json(const rf_oai_lp *v, size_t n, rf_oai_piece_fn fn,
     return o;
 }
 
-json_t *rf_oai_logprobs_json(rf_oai_kind kind, const rf_oai_lp *v, size_t n, rf_oai_piece_fn piece,
-                             void *user, int64_t *text_offset) {
+json_t *rf_openai_logprobs_json(rf_openai_kind kind, const rf_openai_lp *v, size_t n,
+                                rf_openai_piece_fn piece, void *user, int64_t *text_offset) {
     int64_t off = 0;
-    if (kind == RF_OAI_CHAT) return chat_json(v, n, piece, user);
+    if (kind == RF_OPENAI_CHAT) return chat_json(v, n, piece, user);
     return completion_json(v, n, piece, user, text_offset ? text_offset : &off);
 }
 
-json_t *rf_oai_with_logprobs(json_t *o, json_t *lp) {
+json_t *rf_openai_with_logprobs(json_t *o, json_t *lp) {
     json_t *choice = json_array_get(json_object_get(o, "choices"), 0);
     if (!o || !lp || !choice || json_object_set_new(choice, "logprobs", lp)) {
         if (!choice) json_decref(lp);

@@ -1,7 +1,7 @@
 /* logprobs.h: per-token log-probabilities in OpenAI's response shapes.
  *
- * The server keeps one rf_oai_lp per generated token, copied from the engine's token events
- * (rf_oai_lps_push, every event with a token: the end-of-generation token that ends a reply
+ * The server keeps one rf_openai_lp per generated token, copied from the engine's token events
+ * (rf_openai_lps_push, every event with a token: the end-of-generation token that ends a reply
  * too, so there are as many entries as usage.completion_tokens counts), and formats them when it
  * writes a response or a stream chunk:
  *   chat:        {"content": [{"token", "logprob", "bytes": [int...], "top_logprobs":
@@ -16,7 +16,7 @@
  * token strings from the start of the completion. A log-probability below -9999 (or not
  * finite) is written as -9999, as OpenAI does.
  *
- * Ownership: rf_oai_lps owns its array (rf_oai_lps_free); the JSON functions return a new
+ * Ownership: rf_openai_lps owns its array (rf_openai_lps_free); the JSON functions return a new
  * reference (caller decrefs) or NULL when out of memory. Not synchronised: the server guards a
  * list with its request's lock.
  */
@@ -31,35 +31,35 @@
 #include "roofline/status.h"
 #include "openai/request.h"
 
-typedef struct rf_oai_lp {
+typedef struct rf_openai_lp {
     int32_t token;
     float logprob;
     int32_t n_top;
     int32_t top_ids[RF_MAX_TOP_LOGPROBS];
     float top_lps[RF_MAX_TOP_LOGPROBS];
-} rf_oai_lp;
+} rf_openai_lp;
 
-typedef struct rf_oai_lps {
-    rf_oai_lp *v;
+typedef struct rf_openai_lps {
+    rf_openai_lp *v;
     size_t n, cap;
-} rf_oai_lps;
+} rf_openai_lps;
 
 /* Appends ev's token and log-probabilities (ev->token >= 0). RF_ERR_NOMEM when growing fails. */
-rf_status rf_oai_lps_push(rf_oai_lps *l, const rf_event *ev);
-void rf_oai_lps_free(rf_oai_lps *l);
+rf_status rf_openai_lps_push(rf_openai_lps *l, const rf_event *ev);
+void rf_openai_lps_free(rf_openai_lps *l);
 
 /* One token's piece, as rf_engine_detokenize on that id: writes at most cap bytes
  * (NUL-terminated when cap > 0), returns the length needed, or -1 (then the piece is empty). */
-typedef int64_t (*rf_oai_piece_fn)(void *user, int32_t id, char *buf, int64_t cap);
+typedef int64_t (*rf_openai_piece_fn)(void *user, int32_t id, char *buf, int64_t cap);
 
 /* The logprobs object of a choice for entries v[0..n) (shape by kind, above). *text_offset
  * (completions) is where the first token starts and is advanced past the last, so the chunks
  * of a stream continue each other's offsets. */
-json_t *rf_oai_logprobs_json(rf_oai_kind kind, const rf_oai_lp *v, size_t n, rf_oai_piece_fn piece,
-                             void *user, int64_t *text_offset);
+json_t *rf_openai_logprobs_json(rf_openai_kind kind, const rf_openai_lp *v, size_t n,
+                                rf_openai_piece_fn piece, void *user, int64_t *text_offset);
 
 /* Sets choices[0].logprobs of o (a response or chunk of response.h) to lp (released). Returns
  * o, or NULL when either is NULL or out of memory (both released). */
-json_t *rf_oai_with_logprobs(json_t *o, json_t *lp);
+json_t *rf_openai_with_logprobs(json_t *o, json_t *lp);
 
 #endif

@@ -9,12 +9,12 @@
  * whether the engine can enforce a schema is checked at submission (rf_engine_submit).
  *
  * Files: the parser is request.c, which calls tools.c for the tool fields; both use error.c
- * (rf_oai_error_set, rf_oai_jr_error) and request_own.c (rf_oai_req_own, rf_oai_req_free), and
- * neither of those calls back, so calls go one way.
+ * (rf_openai_error_set, rf_openai_jr_error) and request_own.c (rf_openai_req_own,
+ * rf_openai_req_free), and neither of those calls back, so calls go one way.
  *
- * Ownership: rf_oai_parse fills a rf_oai_req that owns the parsed JSON tree and every string it
- * points to (message texts borrow from the tree or from strings the request owns); release it
- * with rf_oai_req_free, which also leaves it zeroed. Nothing is global; thread-safe.
+ * Ownership: rf_openai_parse fills a rf_openai_req that owns the parsed JSON tree and every string
+ * it points to (message texts borrow from the tree or from strings the request owns); release it
+ * with rf_openai_req_free, which also leaves it zeroed. Nothing is global; thread-safe.
  */
 #ifndef RF_OPENAI_REQUEST_H
 #define RF_OPENAI_REQUEST_H
@@ -27,26 +27,26 @@
 #include "roofline/engine.h"
 #include "roofline/status.h"
 
-typedef enum rf_oai_kind { RF_OAI_CHAT = 0, RF_OAI_COMPLETION } rf_oai_kind;
+typedef enum rf_openai_kind { RF_OPENAI_CHAT = 0, RF_OPENAI_COMPLETION } rf_openai_kind;
 
-/* An OpenAI error, ready for rf_oai_error_json: http status, type, param ("" for null), code
+/* An OpenAI error, ready for rf_openai_error_json: http status, type, param ("" for null), code
  * ("" for null) and message. */
-typedef struct rf_oai_error {
+typedef struct rf_openai_error {
     int http;
     char type[48];
     char param[64];
     char code[48];
     char msg[512];
-} rf_oai_error;
+} rf_openai_error;
 
 /* Fills e; returns RF_ERR_ARG (400/404/413) or the status given for others (error.c). */
-rf_status rf_oai_error_set(rf_oai_error *e, int http, const char *param, const char *code,
-                           const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+rf_status rf_openai_error_set(rf_openai_error *e, int http, const char *param, const char *code,
+                              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-#define RF_OAI_MAX_STOPS 4
+#define RF_OPENAI_MAX_STOPS 4
 
-typedef struct rf_oai_req {
-    rf_oai_kind kind;
+typedef struct rf_openai_req {
+    rf_openai_kind kind;
     json_t *root;      /* the parsed body (owned) */
     const char *model; /* the model field, or NULL when absent */
     rf_message *msgs;  /* chat: n_msgs messages (owned array; strings borrowed) */
@@ -62,7 +62,7 @@ typedef struct rf_oai_req {
     double presence_penalty, frequency_penalty; /* [-2, 2]; default 0 */
     int32_t logprobs; /* -1: none; else the alternatives per token (chat: top_logprobs when
                        * logprobs is true; completions: logprobs) */
-    const char *stop[RF_OAI_MAX_STOPS + 1]; /* NULL-terminated, borrowed from root */
+    const char *stop[RF_OPENAI_MAX_STOPS + 1]; /* NULL-terminated, borrowed from root */
     bool stream;
     bool include_usage; /* stream_options.include_usage */
     bool ignore_eos;    /* vLLM extension */
@@ -73,34 +73,34 @@ typedef struct rf_oai_req {
     bool parallel_tool_calls;   /* default true */
     const char *json_schema;    /* response_format json_object or json_schema: the schema as JSON
                                  * text (owned or static), or NULL */
-} rf_oai_req;
+} rf_openai_req;
 
 /* What the server accepts: the model ids it answers to (NULL-terminated; a request naming
  * another is a 404) and the context size (max_tokens above it is a 400). */
-typedef struct rf_oai_limits {
+typedef struct rf_openai_limits {
     const char *const *models;
     int32_t n_ctx;
-} rf_oai_limits;
+} rf_openai_limits;
 
 /* Parses body (len bytes, need not be NUL-terminated) as a request of the given kind.
- * RF_OK: *out filled (free with rf_oai_req_free). Otherwise RF_ERR_ARG with *e filled (status
+ * RF_OK: *out filled (free with rf_openai_req_free). Otherwise RF_ERR_ARG with *e filled (status
  * 400, or 404 for an unknown model) and *out left zeroed. */
-rf_status rf_oai_parse(rf_oai_kind kind, const char *body, size_t len, const rf_oai_limits *lim,
-                       rf_oai_req *out, rf_oai_error *e);
-void rf_oai_req_free(rf_oai_req *r);
+rf_status rf_openai_parse(rf_openai_kind kind, const char *body, size_t len,
+                          const rf_openai_limits *lim, rf_openai_req *out, rf_openai_error *e);
+void rf_openai_req_free(rf_openai_req *r);
 
 /* tools.c: validates and fills the tool and response_format fields (chat; on
  * completions those fields are a 400). */
-rf_status rf_oai_parse_tools(rf_oai_req *r, rf_oai_error *e);
+rf_status rf_openai_parse_tools(rf_openai_req *r, rf_openai_error *e);
 
-/* For the parser's files: keeps s (malloc'd) with the request, freed by rf_oai_req_free;
+/* For the parser's files: keeps s (malloc'd) with the request, freed by rf_openai_req_free;
  * returns s, or NULL (s freed) when out of memory. */
-char *rf_oai_req_own(rf_oai_req *r, char *s);
+char *rf_openai_req_own(rf_openai_req *r, char *s);
 /* For the parser's files: the 400 for a json_read failure (param: its path). */
 struct rf_jr;
-rf_status rf_oai_jr_error(const struct rf_jr *j, rf_oai_error *e);
+rf_status rf_openai_jr_error(const struct rf_jr *j, rf_openai_error *e);
 
 /* The engine's parameters for a parsed request (stop strings borrowed from r). */
-rf_request_params rf_oai_engine_params(const rf_oai_req *r);
+rf_request_params rf_openai_engine_params(const rf_openai_req *r);
 
 #endif

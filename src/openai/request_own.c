@@ -1,11 +1,11 @@
 /* request_own.c: what a parsed request owns (request.h): the strings its parser files make
- * (rf_oai_req_own) and their release with the tree (rf_oai_req_free). */
+ * (rf_openai_req_own) and their release with the tree (rf_openai_req_free). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "openai/request.h"
 
-char *rf_oai_req_own(rf_oai_req *r, char *s) {
+char *rf_openai_req_own(rf_openai_req *r, char *s) {
     if (!s) return NULL;
     char **more = realloc(r->owned, (r->n_owned + 1) * sizeof *more);
     if (!more) {
@@ -17,7 +17,7 @@ char *rf_oai_req_own(rf_oai_req *r, char *s) {
     return s;
 }
 
-void rf_oai_req_free(rf_oai_req *r) {
+void rf_openai_req_free(rf_openai_req *r) {
     if (!r) return;
     for (size_t i = 0; i < r->n_owned; i++) free(r->owned[i]);
     free(r->owned);

@@ -18,18 +18,18 @@ void rf_srv_on_split(void *user, rf_tsplit_kind k, int32_t index, const char *te
     srv_req *r = user;
     json_t *o = NULL;
     if (k == RF_TSPLIT_CONTENT) {
-        o = rf_oai_chunk_json(&r->meta, NULL, text, len, NULL, NULL);
+        o = rf_openai_chunk_json(&r->meta, NULL, text, len, NULL, NULL);
     } else {
         char id[64], name[80];
         rf_srv_call_id(r, index, id, sizeof id);
         snprintf(name, sizeof name, "%.*s", (int)len, text);
         json_t *calls = k == RF_TSPLIT_CALL
-                            ? rf_oai_tool_call_delta_json(index, id, name, "", 0)
-                            : rf_oai_tool_call_delta_json(index, NULL, NULL, text, len);
+                            ? rf_openai_tool_call_delta_json(index, id, name, "", 0)
+                            : rf_openai_tool_call_delta_json(index, NULL, NULL, text, len);
         json_t *delta = calls ? json_pack("{s:o}", "tool_calls", calls) : NULL;
-        o = delta ? rf_oai_delta_chunk_json(&r->meta, delta, NULL) : NULL;
+        o = delta ? rf_openai_delta_chunk_json(&r->meta, delta, NULL) : NULL;
     }
-    if (rf_oai_sse_event(&r->out, o)) r->split_oom = true;
+    if (rf_openai_sse_event(&r->out, o)) r->split_oom = true;
 }
 
 /* After the reply's end: what the splitter held back, and the calls it did not stream, from
@@ -56,10 +56,10 @@ static int32_t stream_finish_tools(srv_req *r) {
             char id[64];
             rf_srv_call_id(r, i, id, sizeof id);
             const char *a = rep.calls[i].arguments;
-            json_t *calls = rf_oai_tool_call_delta_json(i, id, rep.calls[i].name, a, strlen(a));
+            json_t *calls = rf_openai_tool_call_delta_json(i, id, rep.calls[i].name, a, strlen(a));
             json_t *delta = calls ? json_pack("{s:o}", "tool_calls", calls) : NULL;
-            if (rf_oai_sse_event(&r->out,
-                                 delta ? rf_oai_delta_chunk_json(&r->meta, delta, NULL) : NULL))
+            if (rf_openai_sse_event(
+                    &r->out, delta ? rf_openai_delta_chunk_json(&r->meta, delta, NULL) : NULL))
                 r->split_oom = true;
         }
         total = rep.n_calls;
@@ -92,16 +92,16 @@ static rf_status take_split(srv_req *r) {
 /* Called with mu held: the pending text and its logprobs as one chunk (formatted outside the
  * lock). Returns with mu held. */
 static rf_status take_chunk(srv_req *r) {
-    json_t *o = rf_oai_chunk_json(&r->meta, NULL, (const char *)r->pending.data, r->pending.len,
-                                  NULL, NULL);
+    json_t *o = rf_openai_chunk_json(&r->meta, NULL, (const char *)r->pending.data, r->pending.len,
+                                     NULL, NULL);
     rf_buf_reset(&r->pending);
-    rf_oai_lps took = r->lps;
+    rf_openai_lps took = r->lps;
     r->lps = r->lps_out;
     r->lps.n = 0;
     r->lps_out = took;
     pthread_mutex_unlock(&r->mu);
     if (r->want_lp) o = rf_srv_with_logprobs(r, o, &r->lps_out);
-    rf_status st = rf_oai_sse_event(&r->out, o);
+    rf_status st = rf_openai_sse_event(&r->out, o);
     pthread_mutex_lock(&r->mu);
     return st;
 }
@@ -109,36 +109,36 @@ static rf_status take_chunk(srv_req *r) {
 /* The stream's tail once the engine's final event is in: an error event, or the finish chunk
  * (with the tool calls settled), the usage chunk when asked for, and [DONE]. */
 static bool stream_end(srv_req *r) {
-    const rf_oai_meta *m = &r->meta;
+    const rf_openai_meta *m = &r->meta;
     r->ended = true;
-    rf_oai_error e;
+    rf_openai_error e;
     rf_status st;
     if (rf_srv_gen_failed(r, &e)) {
-        st = rf_oai_sse_event(&r->out, rf_oai_error_json(&e));
-        return !st && !rf_oai_sse_done(&r->out);
+        st = rf_openai_sse_event(&r->out, rf_openai_error_json(&e));
+        return !st && !rf_openai_sse_done(&r->out);
     }
-    rf_oai_timings t = rf_srv_timings(r);
+    rf_openai_timings t = rf_srv_timings(r);
     const char *fin = rf_srv_finish_reason(r->finish);
     if (r->split_on) {
         int32_t calls = stream_finish_tools(r);
         if (r->split_oom) return false;
         if (calls > 0 && r->finish == RF_FINISH_STOP) fin = "tool_calls";
     }
-    st = rf_oai_sse_event(&r->out, rf_oai_chunk_json(m, NULL, NULL, 0, fin, &t));
+    st = rf_openai_sse_event(&r->out, rf_openai_chunk_json(m, NULL, NULL, 0, fin, &t));
     if (!st && r->include_usage)
-        st = rf_oai_sse_event(&r->out,
-                              rf_oai_usage_chunk_json(m, r->n_prompt, r->n_gen, r->n_cached));
-    return !st && !rf_oai_sse_done(&r->out);
+        st = rf_openai_sse_event(&r->out,
+                                 rf_openai_usage_chunk_json(m, r->n_prompt, r->n_gen, r->n_cached));
+    return !st && !rf_openai_sse_done(&r->out);
 }
 
 /* The next write into r->out (possibly empty while nothing came); false on failure. */
 static bool stream_next(srv_req *r) {
-    const rf_oai_meta *m = &r->meta;
+    const rf_openai_meta *m = &r->meta;
     if (!r->role_sent) {
         r->role_sent = true;
-        if (m->kind == RF_OAI_CHAT)
-            return !rf_oai_sse_event(&r->out,
-                                     rf_oai_chunk_json(m, "assistant", NULL, 0, NULL, NULL));
+        if (m->kind == RF_OPENAI_CHAT)
+            return !rf_openai_sse_event(&r->out,
+                                        rf_openai_chunk_json(m, "assistant", NULL, 0, NULL, NULL));
     }
     pthread_mutex_lock(&r->mu);
     if (!r->done && r->pending.len == 0 && r->lps.n == 0) {

@@ -23,7 +23,7 @@ static void on_event(void *user, const rf_event *ev) {
     srv_req *r = user;
     pthread_mutex_lock(&r->mu);
     if (ev->text_len && rf_buf_append(&r->pending, ev->text, ev->text_len)) r->oom = true;
-    if (r->want_lp && ev->token >= 0 && rf_oai_lps_push(&r->lps, ev)) r->oom = true;
+    if (r->want_lp && ev->token >= 0 && rf_openai_lps_push(&r->lps, ev)) r->oom = true;
     if (!r->t_first && ev->token >= 0) r->t_first = ev->t_ns;
     if (ev->t_admit_ns) r->t_admit = ev->t_admit_ns;
     r->t_submit = ev->t_submit_ns;
@@ -59,8 +59,8 @@ void rf_srv_cancel(srv_req *r) {
     pthread_rwlock_unlock(&r->s->lock);
 }
 
-rf_oai_timings rf_srv_timings(const srv_req *r) {
-    rf_oai_timings t = {0};
+rf_openai_timings rf_srv_timings(const srv_req *r) {
+    rf_openai_timings t = {0};
     t.prompt_n = r->n_prompt - r->n_cached; /* as llama-server: the prompt tokens computed */
     t.predicted_n = r->n_gen;
     t.cache_n = r->n_cached;
@@ -70,14 +70,15 @@ rf_oai_timings rf_srv_timings(const srv_req *r) {
 }
 
 /* 503 for a request cancelled by the server's shutdown, 500 for an engine failure. */
-bool rf_srv_gen_failed(const srv_req *r, rf_oai_error *e) {
+bool rf_srv_gen_failed(const srv_req *r, rf_openai_error *e) {
     if (r->oom) {
-        rf_oai_error_set(e, 500, NULL, NULL, "generation failed: out of memory");
+        rf_openai_error_set(e, 500, NULL, NULL, "generation failed: out of memory");
     } else if (r->finish == RF_FINISH_CANCELLED) {
-        rf_oai_error_set(e, 503, NULL, "cancelled",
-                         "generation cancelled: the server stopped before the reply was finished");
+        rf_openai_error_set(
+            e, 503, NULL, "cancelled",
+            "generation cancelled: the server stopped before the reply was finished");
     } else if (r->finish == RF_FINISH_ERROR) {
-        rf_oai_error_set(e, 500, NULL, NULL, "generation failed: %s", r->errmsg);
+        rf_openai_error_set(e, 500, NULL, NULL, "generation failed: %s", r->errmsg);
     } else {
         return false;
     }
@@ -98,7 +99,7 @@ json_t *rf_srv_tool_calls_json(const srv_req *r, const rf_reply *rep, int32_t fr
     for (int32_t i = from; arr && i < rep->n_calls; i++) {
         char id[64];
         rf_srv_call_id(r, i, id, sizeof id);
-        json_t *one = rf_oai_tool_calls_json(id, rep->calls[i].name, rep->calls[i].arguments);
+        json_t *one = rf_openai_tool_calls_json(id, rep->calls[i].name, rep->calls[i].arguments);
         if (!one || json_array_extend(arr, one)) {
             json_decref(arr);
             arr = NULL;
@@ -114,12 +115,12 @@ static int64_t engine_piece(void *user, int32_t id, char *buf, int64_t cap) {
 }
 
 /* Pieces from the engine; none once it is gone. */
-json_t *rf_srv_with_logprobs(srv_req *r, json_t *o, const rf_oai_lps *l) {
+json_t *rf_srv_with_logprobs(srv_req *r, json_t *o, const rf_openai_lps *l) {
     pthread_rwlock_rdlock(&r->s->lock);
-    json_t *lp = rf_oai_logprobs_json(r->meta.kind, l->v, l->n, r->s->e ? engine_piece : NULL,
-                                      r->s->e, &r->text_off);
+    json_t *lp = rf_openai_logprobs_json(r->meta.kind, l->v, l->n, r->s->e ? engine_piece : NULL,
+                                         r->s->e, &r->text_off);
     pthread_rwlock_unlock(&r->s->lock);
-    return rf_oai_with_logprobs(o, lp);
+    return rf_openai_with_logprobs(o, lp);
 }
 
 /* The engine refused the request: its status as an OpenAI error. */
@@ -134,7 +135,7 @@ static rf_httpd_ret refused(srv_req *r, rf_status st, const rf_request_params *p
     return rf_srv_fail(r, 500, NULL, NULL, "%s", msg);
 }
 
-rf_httpd_ret rf_srv_submit(srv_req *r, const rf_oai_req *q, bool *queued) {
+rf_httpd_ret rf_srv_submit(srv_req *r, const rf_openai_req *q, bool *queued) {
     rf_srv *s = r->s;
     rf_error err = {0};
     char *prompt = NULL;
@@ -148,7 +149,7 @@ rf_httpd_ret rf_srv_submit(srv_req *r, const rf_oai_req *q, bool *queued) {
         goto out;
     }
     const char *text = q->prompt;
-    if (q->kind == RF_OAI_CHAT) {
+    if (q->kind == RF_OPENAI_CHAT) {
         const char *tools = q->tool_choice != RF_TOOL_CHOICE_NONE ? q->tools_json : NULL;
         rf_status st = rf_engine_chat_prompt(s->e, q->msgs, q->n_msgs, tools, true, &prompt, &err);
         if (st) {
@@ -157,7 +158,7 @@ rf_httpd_ret rf_srv_submit(srv_req *r, const rf_oai_req *q, bool *queued) {
         }
         text = prompt;
     }
-    rf_request_params p = rf_oai_engine_params(q);
+    rf_request_params p = rf_openai_engine_params(q);
     if (p.tools_json && !(r->tools_json = strdup(p.tools_json))) {
         ret = rf_srv_fail(r, 500, NULL, NULL, "out of memory");
         goto out;
@@ -169,12 +170,12 @@ rf_httpd_ret rf_srv_submit(srv_req *r, const rf_oai_req *q, bool *queued) {
     }
     int64_t want = q->max_tokens > 0 ? q->max_tokens : 1;
     if (n < 1 || n + want > s->n_ctx || n > INT32_MAX) {
-        ret = rf_srv_fail(r, 400, q->kind == RF_OAI_CHAT ? "messages" : "prompt",
+        ret = rf_srv_fail(r, 400, q->kind == RF_OPENAI_CHAT ? "messages" : "prompt",
                           "context_length_exceeded",
                           "This model's maximum context length is %d tokens. However, you "
                           "requested %lld tokens (%lld in the %s, %lld in the completion).",
                           (int)s->n_ctx, (long long)(n + want), (long long)n,
-                          q->kind == RF_OAI_CHAT ? "messages" : "prompt", (long long)want);
+                          q->kind == RF_OPENAI_CHAT ? "messages" : "prompt", (long long)want);
         goto out;
     }
     r->want_lp = p.logprobs >= 0;

@@ -14,7 +14,7 @@
 #define READER_BLOCK 16384 /* a stream's write size */
 
 /* A non-stream chat reply to a request with tools: read for calls in the model's format. */
-static rf_httpd_ret answer_tool_reply(srv_req *r, const rf_oai_timings *t) {
+static rf_httpd_ret answer_tool_reply(srv_req *r, const rf_openai_timings *t) {
     rf_reply rep;
     rf_error err = {0};
     pthread_rwlock_rdlock(&r->s->lock);
@@ -31,11 +31,11 @@ static rf_httpd_ret answer_tool_reply(srv_req *r, const rf_oai_timings *t) {
     if (!oom) {
         if (calls) {
             const char *content = rep.content;
-            o = rf_oai_tool_response_json(&r->meta, content, content ? strlen(content) : 0, calls,
-                                          fin, t);
+            o = rf_openai_tool_response_json(&r->meta, content, content ? strlen(content) : 0,
+                                             calls, fin, t);
         } else {
-            o = rf_oai_response_json(&r->meta, (const char *)r->pending.data, r->pending.len, fin,
-                                     t);
+            o = rf_openai_response_json(&r->meta, (const char *)r->pending.data, r->pending.len,
+                                        fin, t);
         }
     }
     rf_reply_free(&rep);
@@ -85,40 +85,40 @@ static rf_httpd_ret answer_body(srv_req *r) {
         r->h.status = 499; /* as nginx logs it: the client closed the request */
         return RF_HTTPD_CLOSE;
     }
-    rf_oai_error e;
+    rf_openai_error e;
     if (rf_srv_gen_failed(r, &e))
         return rf_srv_reply_error(r, &e, e.http == 503 ? "Retry-After" : NULL, "1");
-    rf_oai_timings t = rf_srv_timings(r);
+    rf_openai_timings t = rf_srv_timings(r);
     if (r->tools_json) return answer_tool_reply(r, &t);
-    json_t *o = rf_oai_response_json(&r->meta, (const char *)r->pending.data, r->pending.len,
-                                     rf_srv_finish_reason(r->finish), &t);
+    json_t *o = rf_openai_response_json(&r->meta, (const char *)r->pending.data, r->pending.len,
+                                        rf_srv_finish_reason(r->finish), &t);
     if (r->want_lp) o = rf_srv_with_logprobs(r, o, &r->lps);
     return rf_httpd_reply_json(&r->h, 200, o, NULL, NULL);
 }
 
-static rf_httpd_ret answer_completion(srv_req *r, rf_oai_kind kind) {
+static rf_httpd_ret answer_completion(srv_req *r, rf_openai_kind kind) {
     rf_srv *s = r->s;
-    rf_oai_req q;
-    rf_oai_error e;
-    rf_oai_limits lim = {s->models, s->n_ctx};
-    if (rf_oai_parse(kind, (const char *)r->h.body.data, r->h.body.len, &lim, &q, &e))
+    rf_openai_req q;
+    rf_openai_error e;
+    rf_openai_limits lim = {s->models, s->n_ctx};
+    if (rf_openai_parse(kind, (const char *)r->h.body.data, r->h.body.len, &lim, &q, &e))
         return rf_srv_reply_error(r, &e, NULL, NULL);
     bool queued = false;
     rf_httpd_ret ret = rf_srv_submit(r, &q, &queued);
     bool stream = q.stream;
     r->include_usage = q.include_usage;
-    rf_oai_req_free(&q);
+    rf_openai_req_free(&q);
     if (!queued) return ret;
-    snprintf(r->id, sizeof r->id, "%s-%llu", kind == RF_OAI_CHAT ? "chatcmpl" : "cmpl",
+    snprintf(r->id, sizeof r->id, "%s-%llu", kind == RF_OPENAI_CHAT ? "chatcmpl" : "cmpl",
              (unsigned long long)r->eid);
-    r->meta = (rf_oai_meta){kind, r->id, (int64_t)time(NULL), s->model_id};
+    r->meta = (rf_openai_meta){kind, r->id, (int64_t)time(NULL), s->model_id};
     return stream ? answer_stream(r) : answer_body(r);
 }
 
 rf_httpd_ret rf_srv_answer_chat(rf_httpd_req *h) {
-    return answer_completion((srv_req *)h, RF_OAI_CHAT);
+    return answer_completion((srv_req *)h, RF_OPENAI_CHAT);
 }
 
 rf_httpd_ret rf_srv_answer_completions(rf_httpd_req *h) {
-    return answer_completion((srv_req *)h, RF_OAI_COMPLETION);
+    return answer_completion((srv_req *)h, RF_OPENAI_COMPLETION);
 }

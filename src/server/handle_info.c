@@ -43,6 +43,6 @@ rf_httpd_ret rf_srv_answer_metrics(rf_httpd_req *h) {
 
 rf_httpd_ret rf_srv_answer_models(rf_httpd_req *h) {
     srv_req *r = (srv_req *)h;
-    return rf_httpd_reply_json(h, 200, rf_oai_models_json(r->s->model_id, (int64_t)time(NULL)),
+    return rf_httpd_reply_json(h, 200, rf_openai_models_json(r->s->model_id, (int64_t)time(NULL)),
                                NULL, NULL);
 }

@@ -70,8 +70,8 @@ static void req_release(rf_httpd_req *h) {
     rf_buf_free(&r->chunk);
     if (r->split_on) rf_tsplit_free(&r->split);
     free(r->tools_json);
-    rf_oai_lps_free(&r->lps);
-    rf_oai_lps_free(&r->lps_out);
+    rf_openai_lps_free(&r->lps);
+    rf_openai_lps_free(&r->lps_out);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
 }
@@ -80,10 +80,11 @@ static void req_release(rf_httpd_req *h) {
 
 /* The 408's body (the transport writes it when a body arrives past the read deadline). */
 static char *timeout_body(unsigned read_timeout_s) {
-    rf_oai_error e;
-    rf_oai_error_set(&e, 408, NULL, "request_timeout",
-                     "the request was not received within %u s (--read-timeout)", read_timeout_s);
-    json_t *o = rf_oai_error_json(&e);
+    rf_openai_error e;
+    rf_openai_error_set(&e, 408, NULL, "request_timeout",
+                        "the request was not received within %u s (--read-timeout)",
+                        read_timeout_s);
+    json_t *o = rf_openai_error_json(&e);
     char *body = o ? rf_json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return body;

@@ -38,9 +38,9 @@ rf_httpd_ret rf_srv_dispatch(rf_httpd_req *h) {
         return rf_srv_fail(r, 404, NULL, "not_found", "no route for %.20s %.100s", h->method,
                            h->url);
     if (m == RF_HTTPD_BAD_METHOD) {
-        rf_oai_error e;
-        rf_oai_error_set(&e, 405, NULL, "method_not_allowed",
-                         "method %.20s is not allowed on %.100s", h->method, h->url);
+        rf_openai_error e;
+        rf_openai_error_set(&e, 405, NULL, "method_not_allowed",
+                            "method %.20s is not allowed on %.100s", h->method, h->url);
         return rf_srv_reply_error(r, &e, "Allow", rt->method);
     }
     if (rt->flags & OPEN) return rt->fn(h);

@@ -65,16 +65,16 @@ typedef struct srv_req {
     pthread_cond_t cv;
     bool submitted, done, oom;
     uint64_t eid;
-    rf_buf pending; /* text from the engine not yet sent (non-stream: all of it) */
-    bool want_lp;   /* logprobs asked for (set before submit) */
-    rf_oai_lps lps; /* the tokens' logprobs not yet sent (non-stream: all of them) */
+    rf_buf pending;    /* text from the engine not yet sent (non-stream: all of it) */
+    bool want_lp;      /* logprobs asked for (set before submit) */
+    rf_openai_lps lps; /* the tokens' logprobs not yet sent (non-stream: all of them) */
     rf_finish finish;
     int32_t n_prompt, n_gen, n_cached;
     int64_t t_submit, t_admit, t_first, t_end;
     rf_metrics_itl itl;
     char errmsg[256];
     /* stream state: the reader's thread only */
-    rf_oai_meta meta;
+    rf_openai_meta meta;
     char id[48];
     bool include_usage, role_sent, ended;
     rf_buf out;
@@ -83,17 +83,17 @@ typedef struct srv_req {
     char *tools_json; /* owned copy, or NULL: no tools */
     rf_tsplit split;  /* stream: the reply split into content and calls as it comes */
     bool split_on, split_oom;
-    rf_buf reply;       /* stream: the whole reply, for the final parse */
-    rf_buf chunk;       /* stream: the text taken from pending for this round */
-    rf_oai_lps lps_out; /* taken from lps (swapped, so both keep their capacity) */
-    int64_t text_off;   /* completions: text_offset of the next token */
+    rf_buf reply;          /* stream: the whole reply, for the final parse */
+    rf_buf chunk;          /* stream: the text taken from pending for this round */
+    rf_openai_lps lps_out; /* taken from lps (swapped, so both keep their capacity) */
+    int64_t text_off;      /* completions: text_offset of the next token */
 } srv_req;
 
 /* routes.c: the transport's dispatch (the body is in). */
 rf_httpd_ret rf_srv_dispatch(rf_httpd_req *h);
 
 /* reply.c */
-rf_httpd_ret rf_srv_reply_error(srv_req *r, const rf_oai_error *e, const char *hname,
+rf_httpd_ret rf_srv_reply_error(srv_req *r, const rf_openai_error *e, const char *hname,
                                 const char *hval);
 /* An error object of status http (429 and 503 with Retry-After: 1). */
 rf_httpd_ret rf_srv_fail(srv_req *r, int http, const char *param, const char *code, const char *fmt,
@@ -102,13 +102,13 @@ rf_httpd_ret rf_srv_fail(srv_req *r, int http, const char *param, const char *co
 /* generation.c */
 /* Renders (chat) and tokenizes the prompt and submits it; on failure queues the error and
  * leaves *queued false. */
-rf_httpd_ret rf_srv_submit(srv_req *r, const rf_oai_req *q, bool *queued);
+rf_httpd_ret rf_srv_submit(srv_req *r, const rf_openai_req *q, bool *queued);
 void rf_srv_cancel(srv_req *r);
-rf_oai_timings rf_srv_timings(const srv_req *r);
+rf_openai_timings rf_srv_timings(const srv_req *r);
 /* The CLOCK_REALTIME time ns from now, for a wait on a request's cv. */
 struct timespec rf_srv_wake_in(int64_t ns);
 /* After the final event: false when the generation succeeded, else true with *e filled. */
-bool rf_srv_gen_failed(const srv_req *r, rf_oai_error *e);
+bool rf_srv_gen_failed(const srv_req *r, rf_openai_error *e);
 const char *rf_srv_finish_reason(rf_finish f);
 /* A call's id: unique per server run (the engine's request id) and call. */
 void rf_srv_call_id(const srv_req *r, int32_t index, char *out, size_t cap);
@@ -116,7 +116,7 @@ void rf_srv_call_id(const srv_req *r, int32_t index, char *out, size_t cap);
  * are none (or out of memory: *oom). */
 json_t *rf_srv_tool_calls_json(const srv_req *r, const rf_reply *rep, int32_t from, bool *oom);
 /* o with choices[0].logprobs made from l. */
-json_t *rf_srv_with_logprobs(srv_req *r, json_t *o, const rf_oai_lps *l);
+json_t *rf_srv_with_logprobs(srv_req *r, json_t *o, const rf_openai_lps *l);
 
 /* completion_stream.c */
 /* The stream's content reader (rf_httpd_reader). */

@@ -13,13 +13,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
-    rf_oai_kind kind = data[0] & 1 ? RF_OAI_COMPLETION : RF_OAI_CHAT;
+    rf_openai_kind kind = data[0] & 1 ? RF_OPENAI_COMPLETION : RF_OPENAI_CHAT;
     static const char *const models[] = {"m", NULL};
-    rf_oai_limits lim = {models, 4096};
-    rf_oai_req q;
-    rf_oai_error e;
+    rf_openai_limits lim = {models, 4096};
+    rf_openai_req q;
+    rf_openai_error e;
     memset(&e, 0, sizeof e);
-    rf_status st = rf_oai_parse(kind, (const char *)data + 1, size - 1, &lim, &q, &e);
+    rf_status st = rf_openai_parse(kind, (const char *)data + 1, size - 1, &lim, &q, &e);
     if (st) {
         REQUIRE(st == RF_ERR_ARG || st == RF_ERR_NOMEM);
         if (st == RF_ERR_ARG) REQUIRE(e.http == 400 || e.http == 404 || e.http == 413);
@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     REQUIRE(q.kind == kind && q.root != NULL);
-    if (kind == RF_OAI_CHAT)
+    if (kind == RF_OPENAI_CHAT)
         REQUIRE(q.n_msgs >= 1 && q.msgs != NULL);
     else
         REQUIRE(q.prompt != NULL);
@@ -40,8 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     REQUIRE(q.frequency_penalty >= -2 && q.frequency_penalty <= 2);
     REQUIRE(q.logprobs >= -1);
     int n_stop = 0;
-    while (n_stop <= RF_OAI_MAX_STOPS && q.stop[n_stop]) n_stop++;
-    REQUIRE(n_stop <= RF_OAI_MAX_STOPS);
+    while (n_stop <= RF_OPENAI_MAX_STOPS && q.stop[n_stop]) n_stop++;
+    REQUIRE(n_stop <= RF_OPENAI_MAX_STOPS);
     if (q.tools_json) {
         json_t *t = json_loads(q.tools_json, 0, NULL);
         REQUIRE(t && json_is_array(t));
@@ -53,8 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         json_decref(s);
     }
     if (q.tool_choice == RF_TOOL_CHOICE_NAMED) REQUIRE(q.tool_name && q.tools_json);
-    rf_request_params p = rf_oai_engine_params(&q);
+    rf_request_params p = rf_openai_engine_params(&q);
     REQUIRE(p.temperature == q.temperature && p.top_p == q.top_p && p.top_k == q.top_k);
-    rf_oai_req_free(&q);
+    rf_openai_req_free(&q);
     return 0;
 }
