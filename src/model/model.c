@@ -1,4 +1,4 @@
-/* model.c: loading a model file: architecture lookup (the registry below), tokenizer,
+/* model.c: loading a model file: architecture lookup (the registry RF_ARCHS below), tokenizer,
  * hyperparameters and tensors (hparams.c, weights.c), chat template; the model's accessors. */
 #include <stdint.h>
 #include <stdio.h>
@@ -9,7 +9,18 @@
 #include "model/weights.h"
 #include "util/file.h"
 
-static const rf_arch *const g_archs[] = {&rf_arch_gemma3, &rf_arch_qwen2, &rf_arch_llama};
+/* The architecture registry: a new architecture is its file, src/model/NAME.c, defining
+ * `const rf_arch rf_arch_NAME` (its tensors and layer over the shared blocks), and one line here.
+ * A file is matched on general.architecture against each rf_arch's .name, in this order. */
+#define RF_ARCHS(X)                                                                                \
+    X(gemma3)                                                                                      \
+    X(qwen2)                                                                                       \
+    X(llama)
+
+#define RF_ARCH_DECLARE(name) extern const rf_arch rf_arch_##name;
+RF_ARCHS(RF_ARCH_DECLARE)
+#define RF_ARCH_ENTRY(name) &rf_arch_##name,
+static const rf_arch *const g_archs[] = {RF_ARCHS(RF_ARCH_ENTRY)};
 
 static char *dup_str(rf_str s) {
     char *p = malloc(s.len + 1);

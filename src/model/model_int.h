@@ -116,10 +116,6 @@ static inline int64_t rf_prof_mark(rf_context *c, int64_t t, rf_prof_stage s) {
     return now;
 }
 
-extern const rf_arch rf_arch_gemma3;
-extern const rf_arch rf_arch_qwen2;
-extern const rf_arch rf_arch_llama;
-
 /* Reads and checks the hyperparameters of m->arch under its key prefix into m->hp (hparams.c):
  * the common keys, the arch's RF_HP_* groups, then its finish_hparams rules. */
 rf_status rf_hparams_load(rf_model *m, rf_error *err);
