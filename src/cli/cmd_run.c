@@ -214,12 +214,17 @@ static rf_status generate(rf_engine *e, const run_opts *o, const int32_t *ids, i
     rp.top_p = (float)o->top_p;
     rp.seed = *seed;
     rp.ignore_eos = o->ignore_eos;
-    /* The engine refuses a max_tokens that does not fit after the prompt; -n is a limit the
-     * context may cut short (with a note on stderr), which is max_tokens -1 past that point: the
-     * engine then stops where the context is full. The engine generates at least one token. */
-    rp.max_tokens = o->n_predict == 0                                   ? 1
-                    : o->n_predict < 0 || n + o->n_predict > info.n_ctx ? -1
-                                                                        : (int32_t)o->n_predict;
+    /* The engine refuses a max_tokens past the n_ctx - n positions after the prompt, while -n
+     * may run into the end of the context (the run stops there, with a note). An -n past them
+     * asks for at least the n_ctx - n + 1 tokens the context makes room for, so it is -1 (until
+     * the context is full): the same tokens. -n 0 only prefills: the engine generates at least
+     * one token, which is neither shown nor counted. */
+    if (o->n_predict == 0)
+        rp.max_tokens = 1;
+    else if (o->n_predict < 0 || n + o->n_predict > info.n_ctx)
+        rp.max_tokens = -1;
+    else
+        rp.max_tokens = (int32_t)o->n_predict;
     run_turn t = {.e = e, .n_predict = o->n_predict, .profile = profile, .keep = reply != NULL};
     pthread_mutex_init(&t.mu, NULL);
     pthread_cond_init(&t.cv, NULL);
@@ -232,14 +237,13 @@ static rf_status generate(rf_engine *e, const run_opts *o, const int32_t *ids, i
     pthread_mutex_destroy(&t.mu);
     pthread_cond_destroy(&t.cv);
     const rf_event *f = &t.fin;
-    if (st) {
-    } else if (f->finish == RF_FINISH_ERROR) { /* non-finite logits, or a failed step */
+    if (!st && f->finish == RF_FINISH_ERROR) /* non-finite logits, or a failed step */
         st = rf_error_set(err, RF_ERR_MODEL, "%s", t.error);
-    } else if (f->finish == RF_FINISH_CANCELLED) {
+    else if (!st && f->finish == RF_FINISH_CANCELLED)
         st = rf_error_set(err, RF_ERR_INTERNAL, "the engine cancelled the generation");
-    } else if (t.nomem) {
+    else if (!st && t.nomem)
         st = rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-    } else {
+    if (!st) {
         int64_t gen = o->n_predict == 0 ? 0 : f->n_generated;
         if (f->finish == RF_FINISH_LENGTH && (o->n_predict < 0 || gen < o->n_predict))
             fprintf(stderr, "\n[context full: %d tokens]\n", info.n_ctx);
