@@ -56,6 +56,10 @@ typedef struct rf_engine_params {
 
 rf_engine_params rf_engine_default_params(void);
 
+/* Whether name is a chat family rf_engine_params.chat_template accepts ("gemma", "chatml",
+ * "qwen"). */
+bool rf_engine_chat_template_known(const char *name);
+
 /* Loads the model and starts the scheduler. Errors: those of loading (RF_ERR_IO, _FORMAT,
  * _UNSUPPORTED, _MODEL) and RF_ERR_ARG for parameters out of range. */
 rf_status rf_engine_open(const rf_engine_params *p, rf_engine **out, rf_error *err);

@@ -425,6 +425,9 @@ int cli_run(int argc, char **argv) {
     ep.widen = o.widen;
     ep.chat_template = o.chat_template;
     rf_status st = rf_engine_open(&ep, &e, &err);
+    if (st == RF_ERR_ARG && o.chat_template && !rf_engine_chat_template_known(o.chat_template))
+        rf_error_set(&err, RF_ERR_ARG, "--chat-template: unknown family '%s' (gemma, chatml, qwen)",
+                     o.chat_template); /* named by its option: the model loaded */
     if (st) {
         cli_errorf("run", "%s", err.msg);
         return cli_exit_for(st);

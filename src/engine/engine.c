@@ -31,6 +31,11 @@ rf_request_params rf_request_default_params(void) {
     return p;
 }
 
+bool rf_engine_chat_template_known(const char *name) {
+    rf_chat_family fam;
+    return name && rf_chat_family_parse(name, &fam);
+}
+
 const char *rf_finish_name(rf_finish f) {
     switch (f) {
     case RF_FINISH_NONE:
