@@ -1,8 +1,8 @@
 /* roofline/engine.h: the inference engine's public API: a loaded model served by a scheduler
  * that batches every running request into one forward step (continuous batching).
  *
- * This is the seam: the HTTP server and the bench's in-process backend use this header and
- * nothing below it (no kernels, no KV cache, no model internals).
+ * This is the seam: the HTTP server, the bench's in-process backend and `roofline run` use this
+ * header and nothing below it (no kernels, no KV cache, no model internals).
  *
  * Threads: rf_engine_open starts one scheduler thread. rf_engine_submit and rf_engine_cancel may
  * be called from any thread at any time, including from inside an event callback. Callbacks run
@@ -56,6 +56,10 @@ typedef struct rf_engine_params {
 
 rf_engine_params rf_engine_default_params(void);
 
+/* Whether name is a chat family rf_engine_params.chat_template accepts ("gemma", "chatml",
+ * "qwen"). */
+bool rf_engine_chat_template_known(const char *name);
+
 /* Loads the model and starts the scheduler. Errors: those of loading (RF_ERR_IO, _FORMAT,
  * _UNSUPPORTED, _MODEL) and RF_ERR_ARG for parameters out of range. */
 rf_status rf_engine_open(const rf_engine_params *p, rf_engine **out, rf_error *err);
@@ -74,6 +78,7 @@ typedef struct rf_engine_info {
     uint64_t file_bytes;
     uint64_t bytes_per_token; /* read per decoded token at an empty context (analysis/roofline) */
     const char *kernels;      /* "avx512", ... */
+    bool widened;             /* every matmul on the widened path (rf_engine_params.widen) */
 } rf_engine_info;
 
 void rf_engine_get_info(const rf_engine *e, rf_engine_info *out);
@@ -226,6 +231,11 @@ typedef struct rf_event {
     int32_t n_top;
     const int32_t *top_ids;
     const float *top_logprobs;
+    /* the seed that continues this request's random stream: a request submitted with it as its
+     * seed (and the same sampling parameters) draws the numbers this one would have drawn next,
+     * so a conversation can sample turn after turn as one stream (roofline run --chat). Current
+     * in every event; the request's own seed in a final event that never reached a slot */
+    uint64_t next_seed;
 } rf_event;
 
 typedef void (*rf_event_fn)(void *user, const rf_event *ev);
@@ -260,6 +270,30 @@ typedef struct rf_engine_stats {
 } rf_engine_stats;
 
 void rf_engine_get_stats(rf_engine *e, rf_engine_stats *out);
+
+/* ---- profile ---- */
+
+#define RF_ENGINE_PROF_STAGES 16
+
+/* Where the time of forward steps went, per stage of the forward pass ("embed", "q/k/v",
+ * "attention", ... "head"): nanoseconds summed over the steps run since profiling was turned
+ * on. */
+typedef struct rf_engine_profile {
+    int64_t steps;                            /* forward steps profiled */
+    int64_t tokens;                           /* tokens in them */
+    int32_t n_stages;                         /* entries of stage and ns */
+    const char *stage[RF_ENGINE_PROF_STAGES]; /* static names */
+    int64_t ns[RF_ENGINE_PROF_STAGES];
+} rf_engine_profile;
+
+/* Turns per-stage profiling of the forward steps on (resetting the counters) or off (keeping
+ * them): it takes effect before the next step. Any thread; called from an event callback it
+ * applies to the steps after that event (a request's first token event: its decode steps
+ * only). Off by default: profiling reads the clock twice per stage. */
+void rf_engine_profile_enable(rf_engine *e, bool on);
+
+/* The counters as of the last step that finished (any thread). */
+void rf_engine_get_profile(rf_engine *e, rf_engine_profile *out);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
 #define RF_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "roofline/status.h"
 #include "util/opt.h"
@@ -40,6 +41,10 @@ void cli_raise_fd_limit(const char *verb);
 /* Prints to stderr where the profiled decode steps of c went, per stage (rf_context_profile),
  * under the heading `title`; nothing when nothing was profiled. */
 void cli_print_profile(const struct rf_context *c, const char *title);
+/* The same table from per-stage nanoseconds summed over `steps` forward steps of `tokens`
+ * tokens (stage i is names[i], ns[i]); nothing when nothing was profiled. */
+void cli_print_stages(const char *title, int64_t steps, int64_t tokens, int n,
+                      const char *const *names, const int64_t *ns);
 
 int cli_inspect(int argc, char **argv);
 int cli_quantize(int argc, char **argv);

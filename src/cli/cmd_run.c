@@ -1,16 +1,21 @@
 /* cmd_run.c: `roofline run`: generate text from a prompt, streaming it to stdout, with the
- * counts and speeds on stderr at the end. With --chat and no -p, an interactive conversation. */
+ * counts and speeds on stderr at the end. With --chat and no -p, an interactive conversation.
+ *
+ * Generation goes through the engine's public API (roofline/engine.h), one request at a time on
+ * an engine of one slot: the engine's scheduler is the only decode-and-sample loop. A --chat
+ * conversation is one request per turn; the engine's prefix cache keeps the conversation's KV
+ * between turns (only the new tokens are prefilled) and each turn's seed continues the previous
+ * turn's random stream (rf_event.next_seed), so the turns sample as one stream. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
-#include "model/chat.h"
-#include "model/context.h"
-#include "model/sampler.h"
-#include "util/buf.h"
+#include "roofline/engine.h"
 #include "util/clock.h"
+#include "util/cpu.h"
 
 typedef struct run_opts {
     const char *model, *prompt, *system;
@@ -26,6 +31,8 @@ typedef struct run_opts {
     const char *chat_template; /* --chat-template: force a family */
 } run_opts;
 
+/* What the stats line reports, summed over a conversation's turns: prompt tokens prefilled
+ * (those the prefix cache held are not), tokens generated, decode steps run. */
 typedef struct run_stats {
     int64_t n_prompt, n_gen, n_decode_steps;
     int64_t prefill_ns, decode_ns;
@@ -104,11 +111,134 @@ static bool parse_args(int argc, char **argv, run_opts *o, int *rc) {
     return true;
 }
 
+/* One request in flight: filled by the event callback on the engine's scheduler thread, read by
+ * the main thread once `done` is set (under mu). */
+typedef struct run_turn {
+    rf_engine *e;
+    long n_predict; /* -n; 0: the one token the engine generates is neither shown nor counted */
+    bool profile;   /* profile the decode steps: from the first token event on */
+    bool keep;      /* keep the generated ids (a --chat reply) */
+    int32_t *ids;   /* generated ids, without the end-of-generation token that ended the turn */
+    int64_t n_ids, cap_ids;
+    bool nomem; /* ids could not grow */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+    rf_event fin;    /* the final event (its pointers are not kept) */
+    char error[256]; /* its error message */
+} run_turn;
+
+/* The engine's event callback: streams the text to stdout as it comes (as the old loop did,
+ * writing from the thread that samples), keeps the ids, hands the final event over. */
+static void on_event(void *user, const rf_event *ev) {
+    run_turn *t = user;
+    const bool show = t->n_predict != 0;
+    if (show) {
+        if (ev->text_len) fwrite(ev->text, 1, ev->text_len, stdout);
+        fflush(stdout);
+    }
+    /* a final "stop" event's token is the end-of-generation token (no stop strings here) */
+    if (show && t->keep && ev->token >= 0 && ev->finish != RF_FINISH_STOP) {
+        if (t->n_ids == t->cap_ids) {
+            int64_t cap = t->cap_ids ? 2 * t->cap_ids : 256;
+            int32_t *p = realloc(t->ids, (size_t)cap * sizeof *p);
+            if (p) {
+                t->ids = p;
+                t->cap_ids = cap;
+            }
+        }
+        if (t->n_ids < t->cap_ids)
+            t->ids[t->n_ids++] = ev->token;
+        else
+            t->nomem = true;
+    }
+    if (ev->finish == RF_FINISH_NONE) {
+        if (t->profile && ev->n_generated == 1) rf_engine_profile_enable(t->e, true);
+        return;
+    }
+    pthread_mutex_lock(&t->mu);
+    t->fin = *ev;
+    t->fin.text = NULL;
+    t->fin.error = NULL;
+    t->fin.top_ids = NULL;
+    t->fin.top_logprobs = NULL;
+    snprintf(t->error, sizeof t->error, "%s", ev->error ? ev->error : "");
+    t->done = true;
+    pthread_cond_signal(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
+/* Generates after the prompt ids[0..n) (n < the context, checked by the caller) through the
+ * engine, streaming the text to stdout, and adds the turn's counts and times to *stats. *seed:
+ * the seed to sample with, then the one that continues the stream. With reply, the generated
+ * ids go to *reply (malloc'd; the caller frees), *n_reply. */
+static rf_status generate(rf_engine *e, const run_opts *o, const int32_t *ids, int64_t n,
+                          bool profile, uint64_t *seed, int32_t **reply, int64_t *n_reply,
+                          run_stats *stats, rf_error *err) {
+    rf_engine_info info;
+    rf_engine_get_info(e, &info);
+    rf_request_params rp = rf_request_default_params();
+    rp.temperature = (float)o->temp;
+    rp.top_k = (int32_t)o->top_k;
+    rp.top_p = (float)o->top_p;
+    rp.seed = *seed;
+    rp.ignore_eos = o->ignore_eos;
+    /* The engine refuses a max_tokens past the n_ctx - n positions after the prompt, while -n
+     * may run into the end of the context (the run stops there, with a note). An -n past them
+     * asks for at least the n_ctx - n + 1 tokens the context makes room for, so it is -1 (until
+     * the context is full): the same tokens. -n 0 only prefills: the engine generates at least
+     * one token, which is neither shown nor counted. */
+    if (o->n_predict == 0)
+        rp.max_tokens = 1;
+    else if (o->n_predict < 0 || n + o->n_predict > info.n_ctx)
+        rp.max_tokens = -1;
+    else
+        rp.max_tokens = (int32_t)o->n_predict;
+    run_turn t = {.e = e, .n_predict = o->n_predict, .profile = profile, .keep = reply != NULL};
+    pthread_mutex_init(&t.mu, NULL);
+    pthread_cond_init(&t.cv, NULL);
+    rf_status st = rf_engine_submit(e, ids, (int32_t)n, &rp, on_event, &t, NULL, err);
+    if (!st) { /* one final event comes for every accepted request */
+        pthread_mutex_lock(&t.mu);
+        while (!t.done) pthread_cond_wait(&t.cv, &t.mu);
+        pthread_mutex_unlock(&t.mu);
+    }
+    pthread_mutex_destroy(&t.mu);
+    pthread_cond_destroy(&t.cv);
+    const rf_event *f = &t.fin;
+    if (!st && f->finish == RF_FINISH_ERROR) /* non-finite logits, or a failed step */
+        st = rf_error_set(err, RF_ERR_MODEL, "%s", t.error);
+    else if (!st && f->finish == RF_FINISH_CANCELLED)
+        st = rf_error_set(err, RF_ERR_INTERNAL, "the engine cancelled the generation");
+    else if (!st && t.nomem)
+        st = rf_error_set(err, RF_ERR_NOMEM, "out of memory");
+    if (!st) {
+        int64_t gen = o->n_predict == 0 ? 0 : f->n_generated;
+        if (f->finish == RF_FINISH_LENGTH && (o->n_predict < 0 || gen < o->n_predict))
+            fprintf(stderr, "\n[context full: %d tokens]\n", info.n_ctx);
+        stats->n_prompt += f->n_prompt - f->n_cached;
+        stats->prefill_ns += f->t_first_ns - f->t_admit_ns;
+        stats->n_gen += gen;
+        if (gen > 0) {
+            stats->n_decode_steps += gen - 1; /* each token after the first took a step */
+            stats->decode_ns += f->t_ns - f->t_first_ns;
+            *seed = f->next_seed;
+        }
+    }
+    if (reply && !st) {
+        *reply = t.ids;
+        *n_reply = t.n_ids;
+    } else {
+        free(t.ids);
+    }
+    return st;
+}
+
 /* Tokenizes text into *ids (replacing what it held). */
-static rf_status tokenize(const rf_tokenizer *tok, const char *text, int32_t **ids, int64_t *n,
+static rf_status tokenize(const rf_engine *e, const char *text, int32_t **ids, int64_t *n,
                           rf_error *err) {
     int32_t *p = NULL;
-    int64_t got = rf_tokenizer_encode_alloc(tok, text, strlen(text), true, true, &p, err);
+    int64_t got = rf_engine_tokenize_alloc(e, text, strlen(text), true, true, &p, err);
     if (got < 0) return err->code ? err->code : RF_ERR_INTERNAL;
     free(*ids);
     *ids = p;
@@ -116,170 +246,83 @@ static rf_status tokenize(const rf_tokenizer *tok, const char *text, int32_t **i
     return RF_OK;
 }
 
-/* What the decode steps ask the head for: only the best candidates when they are all the
- * sampler needs (greedy, top-k), else every logit. */
-static int8_t out_mode(const rf_context *c, const rf_sampler *smp) {
-    return rf_sampler_fits_top(smp, rf_context_n_top(c)) ? RF_OUT_TOP : RF_OUT_LOGITS;
-}
-
-/* The next token from the last output of the last batch (sequence 0), into *id; RF_ERR_MODEL
- * when that output has a NaN or an infinity among its logits. */
-static rf_status sample(const rf_context *c, rf_sampler *smp, int32_t *id, rf_error *err) {
-    int32_t last = rf_context_n_outputs(c) - 1;
-    if (!rf_context_output_finite(c, last))
-        return rf_error_set(err, RF_ERR_MODEL,
-                            "non-finite logits at position %d (the model's weights or activations "
-                            "are NaN/Inf)",
-                            rf_context_seq_len(c, 0) - 1);
-    const int32_t *ids;
-    const float *vals;
-    int32_t n = rf_context_top(c, last, &ids, &vals);
-    *id = n ? rf_sampler_sample_top(smp, ids, vals, n)
-            : rf_sampler_sample(smp, rf_context_logits(c, last));
-    return RF_OK;
-}
-
-/* Prefills ids[from..n) into sequence 0 in chunks of n_batch, asking for the last logits. */
-static rf_status prefill(rf_context *c, const int32_t *ids, int64_t from, int64_t n, int8_t mode,
-                         rf_error *err) {
-    int32_t nb = rf_context_n_batch(c);
-    int32_t *pos = malloc((size_t)nb * sizeof *pos), *seq = calloc((size_t)nb, sizeof *seq);
-    int8_t *lg = calloc((size_t)nb, 1);
-    rf_status st = RF_OK;
-    if (!pos || !seq || !lg) {
-        st = rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    for (int64_t i = from; i < n && !st; i += nb) {
-        int32_t m = (int32_t)(n - i < nb ? n - i : nb);
-        for (int32_t j = 0; j < m; j++) {
-            pos[j] = (int32_t)(i + j);
-            lg[j] = i + j == n - 1 ? mode : RF_OUT_NONE;
-        }
-        rf_batch b = {m, ids + i, pos, seq, lg};
-        st = rf_decode(c, &b, err);
-    }
-out:
-    free(pos);
-    free(seq);
-    free(lg);
-    return st;
-}
-
-/* Samples and streams up to n_predict tokens after the prompt already in the cache; appends
- * them to *hist when hist is not NULL. */
-static rf_status generate(rf_context *c, rf_sampler *smp, const rf_tokenizer *tok, long n_predict,
-                          bool ignore_eos, run_stats *stats, int32_t **hist, int64_t *n_hist,
-                          rf_error *err) {
-    const int32_t n_ctx = rf_context_n_ctx(c);
-    char piece[256];
-    int64_t t0 = rf_now_ns();
-    const int8_t mode = out_mode(c, smp);
-    for (long i = 0; n_predict < 0 || i < n_predict; i++) {
-        int32_t id = 0;
-        rf_status sst = sample(c, smp, &id, err);
-        if (sst) return sst;
-        stats->n_gen++;
-        if (!ignore_eos && rf_tokenizer_is_eog(tok, id)) break;
-        int32_t len = rf_tokenizer_piece(tok, id, false, piece, (int32_t)sizeof piece);
-        if (len > 0)
-            fwrite(piece, 1, (size_t)(len < (int32_t)sizeof piece ? len : (int32_t)sizeof piece),
-                   stdout);
-        fflush(stdout);
-        if (hist) {
-            int32_t *p = realloc(*hist, (size_t)(*n_hist + 1) * sizeof *p);
-            if (!p) return rf_error_set(err, RF_ERR_NOMEM, "out of memory");
-            *hist = p;
-            p[(*n_hist)++] = id;
-        }
-        if (n_predict >= 0 && i + 1 >= n_predict) break;
-        int32_t pos = rf_context_seq_len(c, 0);
-        if (pos >= n_ctx) {
-            fprintf(stderr, "\n[context full: %d tokens]\n", n_ctx);
-            break;
-        }
-        int32_t seq = 0;
-        int8_t lg = mode;
-        rf_batch b = {1, &id, &pos, &seq, &lg};
-        rf_status st = rf_decode(c, &b, err);
-        if (st) return st;
-        stats->n_decode_steps++;
-    }
-    stats->decode_ns += rf_now_ns() - t0;
-    return RF_OK;
-}
-
-static void print_stats(const run_stats *s, const run_opts *o, const rf_context *c) {
+static void print_stats(const run_stats *s, const run_opts *o, const rf_engine *e) {
+    rf_engine_info info;
+    rf_engine_get_info(e, &info);
     double pf = s->prefill_ns > 0 ? (double)s->n_prompt * 1e9 / (double)s->prefill_ns : 0;
     double dc = s->decode_ns > 0 ? (double)s->n_decode_steps * 1e9 / (double)s->decode_ns : 0;
     fprintf(stderr,
             "\n\nprompt tokens: %lld, generated tokens: %lld, prefill: %.2f tok/s (%.1f ms), "
             "decode: %.2f tok/s (%lld steps, %.1f ms)\nthreads: %d, kernels: %s%s, seed: %llu\n",
             (long long)s->n_prompt, (long long)s->n_gen, pf, (double)s->prefill_ns / 1e6, dc,
-            (long long)s->n_decode_steps, (double)s->decode_ns / 1e6, rf_context_n_threads(c),
-            rf_isa_name(rf_context_isa(c)), rf_context_widened(c) ? " (widened)" : "", o->seed);
+            (long long)s->n_decode_steps, (double)s->decode_ns / 1e6, info.n_threads, info.kernels,
+            info.widened ? " (widened)" : "", o->seed);
 }
 
 /* One prompt, then exit. */
-static int run_once(rf_context *c, rf_sampler *smp, const rf_model *m, const run_opts *o) {
+static int run_once(rf_engine *e, const run_opts *o) {
     rf_error err = {0};
-    rf_buf text;
-    rf_buf_init(&text, 0);
+    char *text = NULL;
     int32_t *ids = NULL;
     int64_t n = 0;
     run_stats stats = {0};
-    rf_status st;
+    uint64_t seed = o->seed;
+    rf_engine_info info;
+    rf_engine_get_info(e, &info);
+    rf_status st = RF_OK;
     if (o->chat) {
-        rf_chat_msg msgs[2] = {{"system", o->system ? o->system : "", NULL, NULL},
-                               {"user", o->prompt, NULL, NULL}};
-        st = rf_chat_render(rf_model_chat_template(m), o->system ? msgs : msgs + 1,
-                            o->system ? 2 : 1, NULL, true, &text, &err);
-    } else {
-        st = rf_buf_append_str(&text, o->prompt);
-        if (!st) st = rf_buf_terminate(&text);
+        rf_message msgs[2] = {{"system", o->system ? o->system : "", NULL, NULL},
+                              {"user", o->prompt, NULL, NULL}};
+        st = rf_engine_chat_prompt(e, o->system ? msgs : msgs + 1, o->system ? 2 : 1, NULL, true,
+                                   &text, &err);
+    } else if (!(text = strdup(o->prompt))) {
+        st = rf_error_set(&err, RF_ERR_NOMEM, "out of memory");
     }
-    if (!st) st = tokenize(rf_model_tokenizer(m), (const char *)text.data, &ids, &n, &err);
-    if (!st && n >= rf_context_n_ctx(c))
+    if (!st) st = tokenize(e, text, &ids, &n, &err);
+    if (!st && n >= info.n_ctx)
         st = rf_error_set(&err, RF_ERR_CONTEXT,
                           "the prompt has %lld tokens, more than the context of %d tokens (-c)",
-                          (long long)n, rf_context_n_ctx(c));
-    if (!st) {
-        stats.n_prompt = n;
-        int64_t t0 = rf_now_ns();
-        st = prefill(c, ids, 0, n, out_mode(c, smp), &err);
-        stats.prefill_ns = rf_now_ns() - t0;
-        if (o->profile) rf_context_profile_enable(c, 1);
-    }
-    if (!st)
-        st = generate(c, smp, rf_model_tokenizer(m), o->n_predict, o->ignore_eos, &stats, NULL,
-                      NULL, &err);
+                          (long long)n, info.n_ctx);
+    if (!st) st = generate(e, o, ids, n, o->profile, &seed, NULL, NULL, &stats, &err);
     if (st) {
         cli_errorf("run", "%s", err.msg);
     } else {
-        print_stats(&stats, o, c);
-        if (o->profile) cli_print_profile(c, "decode profile");
+        print_stats(&stats, o, e);
+        if (o->profile) {
+            rf_engine_profile p;
+            rf_engine_get_profile(e, &p);
+            cli_print_stages("decode profile", p.steps, p.tokens, p.n_stages, p.stage, p.ns);
+        }
     }
     free(ids);
-    rf_buf_free(&text);
+    free(text);
     return st ? cli_exit_for(st) : RF_EXIT_OK;
 }
 
-/* Interactive conversation: each turn re-renders the whole conversation and prefills only the
- * tokens past what the cache already holds. */
-static int run_chat(rf_context *c, rf_sampler *smp, const rf_model *m, const run_opts *o) {
-    const rf_tokenizer *tok = rf_model_tokenizer(m);
+/* Interactive conversation: each turn re-renders the whole conversation and submits it; the
+ * engine's prefix cache prefills only the tokens past what its KV already holds. */
+static int run_chat(rf_engine *e, const run_opts *o) {
     rf_error err = {0};
-    rf_chat_msg *msgs = NULL;
+    rf_message *msgs = NULL;
     size_t n_msgs = 0;
-    int32_t *cached = NULL, *ids = NULL;
-    int64_t n_cached = 0, n_ids = 0;
+    int32_t *ids = NULL, *reply = NULL;
+    int64_t n_ids = 0, n_reply = 0;
     char line[8192];
     rf_status st = RF_OK;
     run_stats total = {0};
+    uint64_t seed = o->seed;
+    rf_engine_info info;
+    rf_engine_get_info(e, &info);
     if (o->system) {
         msgs = malloc(sizeof *msgs);
-        if (!msgs) return RF_EXIT_FAIL;
-        msgs[0] = (rf_chat_msg){"system", strdup(o->system), NULL, NULL};
+        char *sys = strdup(o->system);
+        if (!msgs || !sys) {
+            free(msgs);
+            free(sys);
+            cli_errorf("run", "out of memory");
+            return RF_EXIT_FAIL;
+        }
+        msgs[0] = (rf_message){"system", sys, NULL, NULL};
         n_msgs = 1;
     }
     fprintf(stderr, "roofline chat: type a message, an empty line or Ctrl-D ends.\n");
@@ -288,67 +331,50 @@ static int run_chat(rf_context *c, rf_sampler *smp, const rf_model *m, const run
         if (!fgets(line, sizeof line, stdin)) break;
         line[strcspn(line, "\n")] = 0;
         if (!line[0]) break;
-        rf_chat_msg *p = realloc(msgs, (n_msgs + 2) * sizeof *p);
-        if (!p) break;
-        msgs = p;
-        msgs[n_msgs++] = (rf_chat_msg){"user", strdup(line), NULL, NULL};
-        rf_buf text;
-        rf_buf_init(&text, 0);
-        st = rf_chat_render(rf_model_chat_template(m), msgs, n_msgs, NULL, true, &text, &err);
-        if (!st) st = tokenize(tok, (const char *)text.data, &ids, &n_ids, &err);
-        rf_buf_free(&text);
+        rf_message *p = realloc(msgs, (n_msgs + 2) * sizeof *p);
+        char *user = strdup(line);
+        if (p) msgs = p;
+        if (!p || !user) {
+            free(user);
+            st = rf_error_set(&err, RF_ERR_NOMEM, "out of memory");
+            break;
+        }
+        msgs[n_msgs++] = (rf_message){"user", user, NULL, NULL};
+        char *text = NULL;
+        st = rf_engine_chat_prompt(e, msgs, n_msgs, NULL, true, &text, &err);
+        if (!st) st = tokenize(e, text, &ids, &n_ids, &err);
+        free(text);
         if (st) break;
-        if (n_ids >= rf_context_n_ctx(c)) {
+        if (n_ids >= info.n_ctx) {
             st = rf_error_set(&err, RF_ERR_CONTEXT,
                               "the conversation has %lld tokens, more than "
                               "the context of %d tokens (-c)",
-                              (long long)n_ids, rf_context_n_ctx(c));
+                              (long long)n_ids, info.n_ctx);
             break;
         }
-        /* Reuse the cached prefix when the new rendering extends it; else start over. */
-        int64_t keep = 0;
-        while (keep < n_cached && keep < n_ids && cached[keep] == ids[keep]) keep++;
-        if (keep == n_ids) keep--; /* the last prompt token must run to give logits */
-        if (keep < n_cached && rf_context_seq_truncate(c, 0, (int32_t)keep, &err) != RF_OK) {
-            rf_context_seq_reset(c, 0);
-            keep = 0;
+        free(reply);
+        reply = NULL;
+        st = generate(e, o, ids, n_ids, false, &seed, &reply, &n_reply, &total, &err);
+        if (st) break;
+        /* The reply (as decoded text) becomes the model turn: the next turn re-renders it and
+         * the prefix cache reuses the KV up to where the rendering diverges. */
+        int64_t len = rf_engine_detokenize(e, reply, n_reply, NULL, 0);
+        char *text_reply = len >= 0 ? malloc((size_t)len + 1) : NULL;
+        if (!text_reply) {
+            st = rf_error_set(&err, RF_ERR_NOMEM, "out of memory");
+            break;
         }
-        run_stats s = {0};
-        s.n_prompt = n_ids - keep;
-        int64_t t0 = rf_now_ns();
-        st = prefill(c, ids, keep, n_ids, out_mode(c, smp), &err);
-        s.prefill_ns = rf_now_ns() - t0;
-        if (st) break;
-        int32_t *nc = realloc(cached, (size_t)n_ids * sizeof *nc);
-        if (!nc) break;
-        cached = nc;
-        memcpy(cached, ids, (size_t)n_ids * sizeof *ids);
-        n_cached = n_ids;
-        int64_t before = n_cached;
-        st = generate(c, smp, tok, o->n_predict, o->ignore_eos, &s, &cached, &n_cached, &err);
-        if (st) break;
-        /* The reply (as decoded text) becomes the model turn; the cache holds all but the last
-         * sampled token, so the next turn re-renders and re-prefills from the divergence. */
-        char *reply = malloc((size_t)(n_cached - before) * 64 + 1);
-        if (!reply) break;
-        rf_tokenizer_decode(tok, cached + before, n_cached - before, false, reply,
-                            (n_cached - before) * 64 + 1);
-        msgs[n_msgs++] = (rf_chat_msg){"assistant", reply, NULL, NULL};
-        n_cached = rf_context_seq_len(c, 0);
+        rf_engine_detokenize(e, reply, n_reply, text_reply, len + 1);
+        msgs[n_msgs++] = (rf_message){"assistant", text_reply, NULL, NULL};
         fputs("\n", stdout);
-        total.n_prompt += s.n_prompt;
-        total.n_gen += s.n_gen;
-        total.n_decode_steps += s.n_decode_steps;
-        total.prefill_ns += s.prefill_ns;
-        total.decode_ns += s.decode_ns;
     }
     if (st)
         cli_errorf("run", "%s", err.msg);
     else
-        print_stats(&total, o, c);
+        print_stats(&total, o, e);
     for (size_t i = 0; i < n_msgs; i++) free((void *)msgs[i].content);
     free(msgs);
-    free(cached);
+    free(reply);
     free(ids);
     return st ? cli_exit_for(st) : RF_EXIT_OK;
 }
@@ -358,41 +384,24 @@ int cli_run(int argc, char **argv) {
     int rc;
     if (!parse_args(argc, argv, &o, &rc)) return rc;
     rf_error err = {0};
-    rf_model *m = NULL;
-    rf_context *c = NULL;
-    rf_sampler *smp = NULL;
-    rf_status st = rf_model_load(o.model, &m, &err);
-    if (!st && o.chat_template) {
-        rf_chat_family fam;
-        if (rf_chat_family_parse(o.chat_template, &fam))
-            rf_model_set_chat_family(m, fam);
-        else
-            st = rf_error_set(&err, RF_ERR_ARG,
-                              "--chat-template: unknown family '%s' (gemma, chatml, qwen)",
-                              o.chat_template);
-    }
-    if (!st) {
-        rf_context_params cp = rf_context_default_params();
-        cp.n_ctx = (int32_t)o.n_ctx;
-        cp.n_threads = (int32_t)o.threads;
-        cp.n_outputs = 1;
-        cp.isa = o.isa;
-        cp.widen = o.widen;
-        st = rf_context_new(m, &cp, &c, &err);
-    }
-    if (!st) {
-        rf_sampler_params sp = {(float)o.temp, (int32_t)o.top_k, (float)o.top_p, o.seed, 0.0f,
-                                0.0f};
-        st = rf_sampler_new(&sp, rf_model_hparams(m)->n_vocab, &smp, &err);
-    }
+    rf_engine *e = NULL;
+    rf_engine_params ep = rf_engine_default_params();
+    ep.model_path = o.model;
+    ep.n_threads = (int32_t)o.threads;
+    ep.n_ctx = (int32_t)o.n_ctx;
+    ep.max_seqs = 1; /* one request at a time: its KV stays for the next --chat turn */
+    ep.isa = o.isa;
+    ep.widen = o.widen;
+    ep.chat_template = o.chat_template;
+    rf_status st = rf_engine_open(&ep, &e, &err);
+    if (st == RF_ERR_ARG && o.chat_template && !rf_engine_chat_template_known(o.chat_template))
+        rf_error_set(&err, RF_ERR_ARG, "--chat-template: unknown family '%s' (gemma, chatml, qwen)",
+                     o.chat_template); /* named by its option: the model loaded */
     if (st) {
         cli_errorf("run", "%s", err.msg);
-        rc = cli_exit_for(st);
-    } else {
-        rc = o.prompt ? run_once(c, smp, m, &o) : run_chat(c, smp, m, &o);
+        return cli_exit_for(st);
     }
-    rf_sampler_free(smp);
-    rf_context_free(c);
-    rf_model_free(m);
+    rc = o.prompt ? run_once(e, &o) : run_chat(e, &o);
+    rf_engine_close(e);
     return rc;
 }

@@ -67,17 +67,23 @@ void cli_errorf(const char *verb, const char *fmt, ...) {
     va_end(ap);
 }
 
+void cli_print_stages(const char *title, int64_t steps, int64_t tokens, int n,
+                      const char *const *names, const int64_t *ns) {
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) total += ns[i];
+    if (!steps || !total) return;
+    fprintf(stderr, "%s (%lld steps, %lld tokens):\n", title, (long long)steps, (long long)tokens);
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, "  %-10s %8.3f ms/step %5.1f%%\n", names[i],
+                (double)ns[i] / 1e6 / (double)steps, 100.0 * (double)ns[i] / (double)total);
+    fprintf(stderr, "  %-10s %8.3f ms/step\n", "total", (double)total / 1e6 / (double)steps);
+}
+
 void cli_print_profile(const rf_context *c, const char *title) {
     rf_profile p = rf_context_profile(c);
-    int64_t total = 0;
-    for (int i = 0; i < RF_PROF_COUNT; i++) total += p.ns[i];
-    if (!p.calls || !total) return;
-    fprintf(stderr, "%s (%lld steps, %lld tokens):\n", title, (long long)p.calls,
-            (long long)p.tokens);
-    for (int i = 0; i < RF_PROF_COUNT; i++)
-        fprintf(stderr, "  %-10s %8.3f ms/step %5.1f%%\n", rf_prof_stage_name((rf_prof_stage)i),
-                (double)p.ns[i] / 1e6 / (double)p.calls, 100.0 * (double)p.ns[i] / (double)total);
-    fprintf(stderr, "  %-10s %8.3f ms/step\n", "total", (double)total / 1e6 / (double)p.calls);
+    const char *names[RF_PROF_COUNT];
+    for (int i = 0; i < RF_PROF_COUNT; i++) names[i] = rf_prof_stage_name((rf_prof_stage)i);
+    cli_print_stages(title, p.calls, p.tokens, RF_PROF_COUNT, names, p.ns);
 }
 
 int cli_exit_for(rf_status st) {

@@ -31,6 +31,11 @@ rf_request_params rf_request_default_params(void) {
     return p;
 }
 
+bool rf_engine_chat_template_known(const char *name) {
+    rf_chat_family fam;
+    return name && rf_chat_family_parse(name, &fam);
+}
+
 const char *rf_finish_name(rf_finish f) {
     switch (f) {
     case RF_FINISH_NONE:
@@ -212,6 +217,7 @@ void rf_engine_get_info(const rf_engine *e, rf_engine_info *o) {
     o->file_bytes = rf_gguf_file_size(g);
     o->bytes_per_token = e->bytes_per_token;
     o->kernels = rf_isa_name(rf_context_isa(e->ctx));
+    o->widened = rf_context_widened(e->ctx);
 }
 
 int64_t rf_engine_tokenize(const rf_engine *e, const char *text, size_t len, bool add_bos,
@@ -381,6 +387,27 @@ void rf_engine_get_stats(rf_engine *e, rf_engine_stats *out) {
     for (int32_t i = 0; i < e->p.max_seqs; i++) out->running += e->slots[i].state != SLOT_FREE;
     out->kv_reserved = e->kv_reserved;
     pthread_mutex_unlock(&e->mu);
+}
+
+void rf_engine_profile_enable(rf_engine *e, bool on) {
+    pthread_mutex_lock(&e->mu);
+    e->prof_req = on ? 1 : -1;
+    pthread_mutex_unlock(&e->mu);
+}
+
+void rf_engine_get_profile(rf_engine *e, rf_engine_profile *out) {
+    _Static_assert(RF_PROF_COUNT <= RF_ENGINE_PROF_STAGES, "RF_ENGINE_PROF_STAGES is too small");
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&e->mu);
+    rf_profile p = e->prof;
+    pthread_mutex_unlock(&e->mu);
+    out->steps = p.calls;
+    out->tokens = p.tokens;
+    out->n_stages = RF_PROF_COUNT;
+    for (int i = 0; i < RF_PROF_COUNT; i++) {
+        out->stage[i] = rf_prof_stage_name((rf_prof_stage)i);
+        out->ns[i] = p.ns[i];
+    }
 }
 
 rf_status rf_engine_parse_reply(const rf_engine *e, const char *text, size_t len,

@@ -99,6 +99,10 @@ struct rf_engine {
                         * are sent after the lock is released) */
 
     rf_engine_stats stats; /* counters; running/waiting filled on read */
+    int prof_req;          /* under mu: 1 turn profiling on, -1 off, 0 nothing asked (the
+                            * scheduler applies it before its next step) */
+    bool prof_on;          /* scheduler thread: the context is profiling */
+    rf_profile prof;       /* under mu: the context's counters after the last step */
     rf_vocab_index *vidx;  /* built by the scheduler on the first constrained request */
 };
 

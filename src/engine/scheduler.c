@@ -43,6 +43,7 @@ static void emit(rf_engine *e, rf_slot *s, int32_t token, const char *text, size
     ev.t_first_ns = s->t_first_ns;
     ev.n_cached = s->n_cached;
     ev.error = error;
+    ev.next_seed = s->smp ? rf_sampler_stream_seed(s->smp) : s->req->p.seed;
     if (token >= 0 && s->req->p.logprobs >= 0) { /* set by advance for this token */
         ev.logprob = s->lp;
         ev.n_top = s->n_top;
@@ -312,6 +313,12 @@ void *rf_scheduler_main(void *arg) {
             if (busy || e->q_len || e->n_cancels || e->stop) break;
             pthread_cond_wait(&e->cv, &e->mu);
         }
+        if (e->prof_req) { /* rf_engine_profile_enable: between steps, on this thread */
+            e->prof_on = e->prof_req > 0;
+            rf_context_profile_enable(e->ctx, e->prof_on);
+            if (e->prof_on) e->prof = rf_context_profile(e->ctx); /* zeros */
+            e->prof_req = 0;
+        }
         rf_slot_state before[256];
         for (int32_t i = 0; i < e->p.max_seqs; i++) before[i] = e->slots[i].state;
         int32_t nd = admit(e, dropped);
@@ -336,6 +343,7 @@ void *rf_scheduler_main(void *arg) {
         rf_status st = rf_decode(e->ctx, &b, &err);
         pthread_mutex_lock(&e->mu);
         e->stats.steps++;
+        if (e->prof_on) e->prof = rf_context_profile(e->ctx);
         rf_prefix_account(e);
         pthread_mutex_unlock(&e->mu);
         if (st) { /* a bug or an invariant broken: fail the requests of this step, keep serving */

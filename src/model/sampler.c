@@ -84,8 +84,14 @@ void rf_sampler_free(rf_sampler *s) {
     free(s);
 }
 
+#define SEED_MIX 0x9E3779B97F4A7C15ull
+
 void rf_sampler_reset(rf_sampler *s) {
-    s->rng = s->p.seed ^ 0x9E3779B97F4A7C15ull;
+    s->rng = s->p.seed ^ SEED_MIX;
+}
+
+uint64_t rf_sampler_stream_seed(const rf_sampler *s) {
+    return s->rng ^ SEED_MIX; /* rf_sampler_reset turns it back into this state */
 }
 
 /* splitmix64 */

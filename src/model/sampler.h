@@ -53,6 +53,9 @@ rf_status rf_sampler_check(const rf_sampler_params *p, rf_error *err);
 void rf_sampler_configure(rf_sampler *s, const rf_sampler_params *p);
 /* Restarts the random stream from the seed. */
 void rf_sampler_reset(rf_sampler *s);
+/* The seed from which a sampler's random stream goes on where this one stands: a sampler
+ * configured with it draws what this one would draw next. */
+uint64_t rf_sampler_stream_seed(const rf_sampler *s);
 int32_t rf_sampler_sample(rf_sampler *s, const float *logits);
 /* Counts a generated token for the penalties (nothing when both are 0). */
 void rf_sampler_accept(rf_sampler *s, int32_t token);

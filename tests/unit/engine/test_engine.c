@@ -4,7 +4,8 @@
  * impossible requests refused), a full queue, stop strings, max_tokens, close with requests in
  * flight, no slot or budget left behind, NaN/Inf logits ending only the requests they poison,
  * with an error, and the prefix cache (reuse, truncation, cancel and error, sliding-window rings,
- * outputs equal to cold runs). */
+ * outputs equal to cold runs), and the per-stage profile (off by default; on: every forward
+ * step counted; turned on from a first token event: only the steps after it; off keeps it). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -37,6 +38,7 @@ typedef struct rec {
     int events;
     int cached_varies; /* an event's n_cached differed from the first's */
     int slow_us;       /* the callback sleeps this long per event (holding up the scheduler) */
+    int profile_first; /* turn profiling on from the first token event (needs e) */
 } rec;
 
 static void rec_init(rec *r) {
@@ -65,6 +67,8 @@ static void on_event(void *user, const rf_event *ev) {
         if (st.kv_reserved > r->max_reserved) r->max_reserved = st.kv_reserved;
         if (r->cancel_after && (uint64_t)r->n == r->cancel_after && ev->finish == RF_FINISH_NONE)
             rf_engine_cancel(r->e, ev->id); /* from inside a callback: allowed */
+        if (r->profile_first && r->events == 1 && ev->finish == RF_FINISH_NONE)
+            rf_engine_profile_enable(r->e, true); /* from inside a callback: the next steps */
     }
     if (ev->finish != RF_FINISH_NONE) {
         if (ev->error) snprintf(r->error, sizeof r->error, "%s", ev->error);
@@ -604,6 +608,46 @@ static void test_prefix_cache_ring(void) {
     rf_engine_close(e);
 }
 
+static void test_profile(void) {
+    rf_engine *e = open_engine(1, 0, 8);
+    CHECK(e != NULL);
+    if (!e) return;
+    int32_t x[32], y[32], z[32];
+    make_prompt(x, 20, 904);
+    make_prompt(y, 20, 905);
+    make_prompt(z, 20, 906);
+    static rec r;
+    rf_engine_profile p;
+    run_one(e, x, 20, 6, &r);
+    rf_engine_get_profile(e, &p);
+    CHECK(p.steps == 0 && p.tokens == 0);
+    CHECK(p.n_stages > 0 && p.n_stages <= RF_ENGINE_PROF_STAGES && !strcmp(p.stage[0], "embed"));
+    rf_engine_profile_enable(e, true);
+    int32_t cached = run_one(e, y, 20, 6, &r); /* one prefill step, 5 decode steps */
+    rf_engine_get_profile(e, &p);
+    int64_t total = 0;
+    for (int i = 0; i < p.n_stages; i++) total += p.ns[i];
+    CHECK_MSG(p.steps == 6 && p.tokens == 20 - cached + 5 && total > 0,
+              "profiled %lld steps, %lld tokens (%d cached)", (long long)p.steps,
+              (long long)p.tokens, cached);
+    rf_engine_profile_enable(e, false);
+    rec_init(&r);
+    r.e = e;
+    r.profile_first = 1;
+    rf_request_params q = greedy(6);
+    rf_error err = {0};
+    CHECK(rf_engine_submit(e, z, 20, &q, on_event, &r, NULL, &err) == RF_OK);
+    rec_wait(&r);
+    rf_engine_get_profile(e, &p);
+    CHECK_MSG(p.steps == 5 && p.tokens == 5, "from the first token: %lld steps, %lld tokens",
+              (long long)p.steps, (long long)p.tokens);
+    rf_engine_profile_enable(e, false);
+    run_one(e, x, 20, 6, &r);
+    rf_engine_get_profile(e, &p);
+    CHECK(p.steps == 5 && p.tokens == 5); /* off: kept, not counting */
+    rf_engine_close(e);
+}
+
 int main(void) {
     tiny_spec s = tiny_default();
     s.wtype = RF_TYPE_Q8_0;
@@ -620,6 +664,7 @@ int main(void) {
     test_nonfinite_logits();
     test_prefix_cache();
     test_prefix_cache_ring();
+    test_profile();
     remove(path);
     return check_summary("test_engine");
 }

@@ -5,7 +5,9 @@
  * forcing the engine's tokens); asking for them changes no token, also batched beside a request
  * that does not ask. Penalties: frequency_penalty 2 changes a greedy output that repeats itself
  * and makes it repeat less; a penalised request leaves the one batched beside it unchanged; the
- * parameters' range checks. */
+ * parameters' range checks. The seed a request ends on (rf_event.next_seed) continues its random
+ * stream: two requests, the second seeded with it and continuing the first's tokens, sample what
+ * one request twice as long samples. */
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
@@ -28,6 +30,7 @@ typedef struct lrec {
     int32_t ids[GEN][RF_MAX_TOP_LOGPROBS];
     float lps[GEN][RF_MAX_TOP_LOGPROBS];
     rf_finish finish;
+    uint64_t next_seed; /* the final event's */
 } lrec;
 
 static void lrec_init(lrec *r) {
@@ -52,6 +55,7 @@ static void on_event(void *user, const rf_event *ev) {
     }
     if (ev->finish != RF_FINISH_NONE) {
         r->finish = ev->finish;
+        r->next_seed = ev->next_seed;
         r->done = 1;
         pthread_cond_broadcast(&r->cv);
     }
@@ -237,6 +241,34 @@ static void test_penalties(void) {
     rf_engine_close(e);
 }
 
+static void test_next_seed(void) {
+    enum { H = GEN / 2 };
+    rf_engine *e = open_engine();
+    CHECK(e != NULL);
+    if (!e) return;
+    int32_t prompt[7 + GEN] = {2, 40, 41, 42, 43, 44, 45};
+    const int32_t *prompts[1] = {prompt};
+    int len = 7;
+    rf_request_params p = greedy();
+    p.temperature = 1.0f;
+    p.top_k = 0;
+    p.seed = 1234;
+    lrec whole, first, second;
+    run_together(e, prompts, &len, &p, &whole, 1);
+    p.max_tokens = H;
+    run_together(e, prompts, &len, &p, &first, 1);
+    CHECK(whole.n == GEN && first.n == H &&
+          memcmp(first.tok, whole.tok, H * sizeof *first.tok) == 0);
+    CHECK(first.next_seed != 1234); /* it drew */
+    memcpy(prompt + 7, first.tok, H * sizeof *prompt);
+    len = 7 + H;
+    p.seed = first.next_seed;
+    run_together(e, prompts, &len, &p, &second, 1);
+    CHECK_MSG(second.n == H && memcmp(second.tok, whole.tok + H, H * sizeof *second.tok) == 0,
+              "the request seeded with next_seed does not continue the stream");
+    rf_engine_close(e);
+}
+
 int main(void) {
     tiny_spec s = tiny_default();
     s.wtype = RF_TYPE_Q8_0;
@@ -247,6 +279,7 @@ int main(void) {
     g_model = path;
     test_logprobs();
     test_penalties();
+    test_next_seed();
     remove(path);
     return check_summary("test_engine_sampling");
 }
