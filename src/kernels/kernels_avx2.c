@@ -22,7 +22,7 @@
  *
  * Rows are processed four at a time (the activation block and its per-block setup are loaded
  * once per four rows), the remainder one at a time. dot_tile transposes tiles of 8 rows so each
- * int32 lane is a row (see its section below and kernels_avx512.c).
+ * int32 lane is a row: the loop of tile_loop.h over this file's mapping and unpack and dot pieces.
  */
 #if defined(__x86_64__)
 

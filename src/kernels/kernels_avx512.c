@@ -27,7 +27,7 @@
  *    applied to maddubs' int16 pair sums with VPMADDWD/VPDPWSSD, so the integer sum of a whole
  *    super-block is exact in int32 before one float multiply-add.
  *  - dot_tile (prefill, batched decode) transposes tiles of 16 rows so that each int32 lane is a
- *    row: see its section below.
+ *    row: the loop of tile_loop.h over this file's mapping and unpack and dot pieces.
  */
 #if defined(__x86_64__)
 
