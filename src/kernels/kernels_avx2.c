@@ -479,6 +479,21 @@ typedef __m256i tile_vi;
 #define TV_FMADD(a, b, c)          _mm256_fmadd_ps(a, b, c)
 #define TV_FNMADD(a, b, c)         _mm256_fnmadd_ps(a, b, c)
 #define TV_DPWSSD(acc, p, q, vnni) _mm256_add_epi32(acc, _mm256_madd_epi16(p, q))
+#define TV_STOREF(p, v)            _mm256_store_ps((float *)(void *)(p), v)
+#define TV_STOREI(p, v)            _mm256_store_si256((__m256i *)(void *)(p), v)
+#define TV_SET8(x)                 _mm256_set1_epi8(x)
+#define TV_ANDI(a, b)              _mm256_and_si256(a, b)
+#define TV_ORI(a, b)               _mm256_or_si256(a, b)
+#define TV_XORI(a, b)              _mm256_xor_si256(a, b)
+#define TV_OR_AND(a, b, c)         _mm256_or_si256(a, _mm256_and_si256(b, c))
+#define TV_SLLI16(v, n)            _mm256_slli_epi16(v, n)
+#define TV_SRLI16(v, n)            _mm256_srli_epi16(v, n)
+#define TV_SLLI32(v, n)            _mm256_slli_epi32(v, n)
+#define TV_SRLI32(v, n)            _mm256_srli_epi32(v, n)
+#define TV_SRAI32(v, n)            _mm256_srai_epi32(v, n)
+#define TV_HALVES_F(p)             _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)(p)))
+#define TV_LOW_HALF_F(v)           low_half_f(v)
+#define TV_TRANSPOSE(r, y)         transpose8x8(r, y)
 
 /* Lanes [0, nr) of out: a later segment continues the chains where the earlier one stored them
  * (go_on = 1), else they start at 0. */
@@ -500,7 +515,12 @@ RF_INLINE void lanes_store(__m256 v, float *out, int nr) {
     for (int i = 0; i < nr; i++) out[i] = s[i];
 }
 
-#include "kernels/tile_loop.h"
+/* The fp16 in the low half of each int32 lane, as floats. */
+RF_INLINE __m256 low_half_f(__m256i v) {
+    const __m256i h = _mm256_and_si256(v, _mm256_set1_epi32(0xFFFF));
+    return _mm256_cvtph_ps(
+        _mm_packus_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+}
 
 /* Transposes 8 rows of 8 dwords (row j in r[j]) into y[k]: lane i = dword k of row i. */
 RF_INLINE void transpose8x8(const __m256i *r, __m256i *y) {
@@ -524,35 +544,14 @@ RF_INLINE void transpose8x8(const __m256i *r, __m256i *y) {
     }
 }
 
+#include "kernels/tile_loop.h"
+
 /* -- 32-value formats -- */
 
-/* Block at offset off of the 8 rows rows[i] into the transposed form at dst. */
-RF_INLINE void b32_unpack_t(rf_type t, int vnni, const uint8_t *const *rows, size_t off,
-                            uint8_t *dst) {
-    (void)vnni;
-    __m256i lv[8], y[8];
-    _Alignas(16) uint16_t d[8], m[8];
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i++) {
-        const uint8_t *wb = rows[i] + off;
-        d[i] = ld16(wb);
-        m[i] = b32_affine(t) ? ld16(wb + 2) : 0;
-        if (t == RF_TYPE_Q8_0) {
-            lv[i] = loadu256(wb + 2);
-        } else {
-            __m256i x = nibbles32(wb + b32_qs(t));
-            if (b32_qh(t)) x = _mm256_or_si256(x, fifth_bits32(ld32(wb + b32_qh(t))));
-            lv[i] = x;
-        }
-    }
-    transpose8x8(lv, y);
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; k++) _mm256_store_si256((__m256i *)(void *)(dst + 32 * k), y[k]);
-    _mm256_store_ps((float *)(void *)(dst + B32_D),
-                    _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)d)));
-    if (b32_affine(t))
-        _mm256_store_ps((float *)(void *)(dst + B32_M),
-                        _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)m)));
+/* The 32 levels of a nibble-format block (low nibbles, then high; Q5: | the fifth bits). */
+RF_INLINE __m256i b32_levels_t(rf_type t, const uint8_t *wb) {
+    const __m256i x = nibbles32(wb + b32_qs(t));
+    return b32_qh(t) ? _mm256_or_si256(x, fifth_bits32(ld32(wb + b32_qh(t)))) : x;
 }
 
 /* si[j] += the level dots of the transposed block wp with token j's bytes at at[j] + ao. */
@@ -592,117 +591,6 @@ RF_INLINE void b32_dots_t(rf_type t, int vnni, int nt, const uint8_t *wp, const 
 }
 
 /* -- K-quants -- */
-
-/* Super-block at offset off of the 8 rows rows[i] (Q4_K, or Q6_K when q6) into the transposed
- * form at dst (layout: tile_loop.h): level vector m (value 4m..4m+3 of each row) at 32 m. */
-RF_INLINE void k_unpack_t(int q6, const uint8_t *const *rows, size_t off, uint8_t *dst) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    __m256i r[8], y[8];
-    if (!q6) {
-#pragma GCC unroll 4
-        for (int c = 0; c < 4; c++) {
-#pragma GCC unroll 8
-            for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off + 16 + 32 * c);
-            transpose8x8(r, y);
-#pragma GCC unroll 8
-            for (int k = 0; k < 8; k++) {
-                _mm256_store_si256((__m256i *)(void *)(dst + 32 * (16 * c + k)),
-                                   _mm256_and_si256(y[k], m4));
-                _mm256_store_si256((__m256i *)(void *)(dst + 32 * (16 * c + 8 + k)),
-                                   _mm256_and_si256(_mm256_srli_epi16(y[k], 4), m4));
-            }
-        }
-        /* words 0-3 of each row: d and dmin, then the 12 bytes of scales and mins */
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off);
-        transpose8x8(r, y);
-        const __m256i hd = y[0], u0 = y[1], u1 = y[2], u2 = y[3];
-        const __m256i lo6 = _mm256_set1_epi32(0x3F3F3F3F), lo4 = _mm256_set1_epi32(0x0F0F0F0F);
-        const __m256i b45 = _mm256_set1_epi32(0x30303030);
-        const __m256i sc_lo = _mm256_and_si256(u0, lo6);
-        const __m256i sc_hi = _mm256_or_si256(_mm256_and_si256(u2, lo4),
-                                              _mm256_and_si256(_mm256_srli_epi32(u0, 2), b45));
-        const __m256i m_lo = _mm256_and_si256(u1, lo6);
-        const __m256i m_hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(u2, 4), lo4),
-                                             _mm256_and_si256(_mm256_srli_epi32(u1, 2), b45));
-        const __m256i b0 = _mm256_set1_epi32(0xFF), b2 = _mm256_set1_epi32(0xFF0000);
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; j++) {
-            _mm256_store_si256((__m256i *)(void *)(dst + K_SC + 32 * j),
-                               _mm256_and_si256(_mm256_srli_epi32(sc_lo, 8 * j), b0));
-            _mm256_store_si256((__m256i *)(void *)(dst + K_SC + 32 * (j + 4)),
-                               _mm256_and_si256(_mm256_srli_epi32(sc_hi, 8 * j), b0));
-        }
-        const __m256i mp[4] = {_mm256_or_si256(_mm256_and_si256(m_lo, b0),
-                                               _mm256_and_si256(_mm256_slli_epi32(m_lo, 8), b2)),
-                               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(m_lo, 16), b0),
-                                               _mm256_and_si256(_mm256_srli_epi32(m_lo, 8), b2)),
-                               _mm256_or_si256(_mm256_and_si256(m_hi, b0),
-                                               _mm256_and_si256(_mm256_slli_epi32(m_hi, 8), b2)),
-                               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(m_hi, 16), b0),
-                                               _mm256_and_si256(_mm256_srli_epi32(m_hi, 8), b2))};
-#pragma GCC unroll 4
-        for (int i = 0; i < 4; i++)
-            _mm256_store_si256((__m256i *)(void *)(dst + K_MIN + 32 * i), mp[i]);
-        /* d, dmin: the low and high halves of word 0 of each row */
-        const __m256i dlo = _mm256_and_si256(hd, _mm256_set1_epi32(0xFFFF));
-        const __m256i dhi = _mm256_srli_epi32(hd, 16);
-        const __m128i dl =
-            _mm_packus_epi32(_mm256_castsi256_si128(dlo), _mm256_extracti128_si256(dlo, 1));
-        const __m128i dh =
-            _mm_packus_epi32(_mm256_castsi256_si128(dhi), _mm256_extracti128_si256(dhi, 1));
-        _mm256_store_ps((float *)(void *)(dst + K_D), _mm256_cvtph_ps(dl));
-        _mm256_store_ps((float *)(void *)(dst + K_DMIN), _mm256_cvtph_ps(dh));
-        return;
-    }
-    const __m256i m2 = _mm256_set1_epi8(0x30);
-#pragma GCC unroll 2
-    for (int n = 0; n < 2; n++) {
-        __m256i ta[8], tb[8], th[8];
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off + 64 * n);
-        transpose8x8(r, ta);
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off + 64 * n + 32);
-        transpose8x8(r, tb);
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off + 128 + 32 * n);
-        transpose8x8(r, th);
-        /* value 128n + 32q + 4k + (0..3): vector 32n + 8q + k */
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; k++) {
-            __m256i *d = (__m256i *)(void *)(dst + 32 * (32 * n + k));
-            _mm256_store_si256(d,
-                               _mm256_or_si256(_mm256_and_si256(ta[k], m4),
-                                               _mm256_and_si256(_mm256_slli_epi16(th[k], 4), m2)));
-            _mm256_store_si256(d + 8,
-                               _mm256_or_si256(_mm256_and_si256(tb[k], m4),
-                                               _mm256_and_si256(_mm256_slli_epi16(th[k], 2), m2)));
-            _mm256_store_si256(d + 16,
-                               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ta[k], 4), m4),
-                                               _mm256_and_si256(th[k], m2)));
-            _mm256_store_si256(d + 24,
-                               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(tb[k], 4), m4),
-                                               _mm256_and_si256(_mm256_srli_epi16(th[k], 2), m2)));
-        }
-    }
-    /* the 16 scales and d: words 0-3 and the low half of word 4 of the 18 bytes at 192 */
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i++)
-        r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(loadu128(rows[i] + off + 192)),
-                                       _mm_cvtsi32_si128(ld16(rows[i] + off + 208)), 1);
-    transpose8x8(r, y);
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; k++)
-#pragma GCC unroll 4
-        for (int b = 0; b < 4; b++) /* sign-extended byte b of word k: scale 4k + b */
-            _mm256_store_si256((__m256i *)(void *)(dst + K_SC + 32 * (4 * k + b)),
-                               _mm256_srai_epi32(_mm256_slli_epi32(y[k], 24 - 8 * b), 24));
-    const __m256i dw = _mm256_and_si256(y[4], _mm256_set1_epi32(0xFFFF));
-    _mm256_store_ps((float *)(void *)(dst + K_D6),
-                    _mm256_cvtph_ps(_mm_packus_epi32(_mm256_castsi256_si128(dw),
-                                                     _mm256_extracti128_si256(dw, 1))));
-}
 
 /* si[j] += the level dots of sub-block sub of the transposed super-block wp with token j's bytes
  * at at[j] + ao: pair sums added in int16 over the whole sub-block (Q4_K) or two steps (Q6_K). */

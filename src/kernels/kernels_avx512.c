@@ -633,6 +633,21 @@ typedef __m512i tile_vi;
 #define TV_FMADD(a, b, c)          _mm512_fmadd_ps(a, b, c)
 #define TV_FNMADD(a, b, c)         _mm512_fnmadd_ps(a, b, c)
 #define TV_DPWSSD(acc, p, q, vnni) dpwssd(acc, p, q, vnni)
+#define TV_STOREF(p, v)            _mm512_store_ps((void *)(p), v)
+#define TV_STOREI(p, v)            _mm512_store_si512((void *)(p), v)
+#define TV_SET8(x)                 _mm512_set1_epi8(x)
+#define TV_ANDI(a, b)              _mm512_and_si512(a, b)
+#define TV_ORI(a, b)               _mm512_or_si512(a, b)
+#define TV_XORI(a, b)              _mm512_xor_si512(a, b)
+#define TV_OR_AND(a, b, c)         _mm512_ternarylogic_epi32(a, b, c, 0xF8)
+#define TV_SLLI16(v, n)            _mm512_slli_epi16(v, n)
+#define TV_SRLI16(v, n)            _mm512_srli_epi16(v, n)
+#define TV_SLLI32(v, n)            _mm512_slli_epi32(v, n)
+#define TV_SRLI32(v, n)            _mm512_srli_epi32(v, n)
+#define TV_SRAI32(v, n)            _mm512_srai_epi32(v, n)
+#define TV_HALVES_F(p)             _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(const void *)(p)))
+#define TV_LOW_HALF_F(v)           _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v))
+#define TV_TRANSPOSE(r, y)         transpose16x8(r, y)
 
 /* Lanes [0, nr) of out: a later segment continues the chains where the earlier one stored them
  * (go_on = 1), else they start at 0. */
@@ -645,8 +660,6 @@ RF_INLINE void lanes_store(__m512 v, float *out, int nr) {
     const __mmask16 m = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1);
     _mm512_mask_storeu_ps(out, m, v);
 }
-
-#include "kernels/tile_loop.h"
 
 /* Transposes 16 rows of 8 dwords (row j in r[j]) into y[k]: lane i = dword k of row i. */
 RF_INLINE void transpose16x8(const __m256i *r, __m512i *y) {
@@ -677,6 +690,8 @@ RF_INLINE void transpose16x8(const __m256i *r, __m512i *y) {
     }
 }
 
+#include "kernels/tile_loop.h"
+
 /* Four bytes anywhere, as the memory operand of an embedded broadcast. */
 typedef uint32_t __attribute__((may_alias, aligned(1))) u32_any;
 
@@ -693,40 +708,16 @@ RF_INLINE __m512i dpbusd_b(__m512i acc, __m512i x, const uint8_t *p, int vnni) {
 
 /* -- 32-value formats -- */
 
-/* The block at offset off of the 16 rows rows[i] into the transposed form at dst. */
-RF_INLINE void b32_unpack_t(rf_type t, int vnni, const uint8_t *const *rows, size_t off,
-                            uint8_t *dst) {
-    __m256i lv[16];
-    _Alignas(32) uint16_t d[16], m[16];
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++) {
-        const uint8_t *wb = rows[i] + off;
-        d[i] = ld16(wb);
-        m[i] = b32_affine(t) ? ld16(wb + 2) : 0;
-        if (t == RF_TYPE_Q8_0) {
-            lv[i] = loadu256(wb + 2);
-        } else {
-            const __m256i q = _mm256_broadcastsi128_si256(loadu128(wb + b32_qs(t)));
-            __m256i x = _mm256_and_si256(_mm256_srlv_epi64(q, _mm256_setr_epi64x(0, 0, 4, 4)),
-                                         _mm256_set1_epi8(0x0F));
-            if (b32_qh(t))
-                x = _mm256_mask_add_epi8(x, _cvtu32_mask32(ld32(wb + b32_qh(t))), x,
-                                         _mm256_set1_epi8(0x10));
-            lv[i] = x;
-        }
-    }
-    __m512i y[8];
-    transpose16x8(lv, y);
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; k++) {
-        if (t == RF_TYPE_Q8_0 && vnni) y[k] = _mm512_xor_si512(y[k], _mm512_set1_epi8((char)0x80));
-        _mm512_store_si512((void *)(dst + 64 * k), y[k]);
-    }
-    _mm512_store_ps((void *)(dst + B32_D),
-                    _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(const void *)d)));
-    if (b32_affine(t))
-        _mm512_store_ps((void *)(dst + B32_M),
-                        _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(const void *)m)));
+/* The 32 levels of a nibble-format block: the 16 bytes broadcast, the high nibbles shifted down
+ * in the upper half; Q5's fifth bits are the byte mask qh. */
+RF_INLINE __m256i b32_levels_t(rf_type t, const uint8_t *wb) {
+    const __m256i q = _mm256_broadcastsi128_si256(loadu128(wb + b32_qs(t)));
+    __m256i x = _mm256_and_si256(_mm256_srlv_epi64(q, _mm256_setr_epi64x(0, 0, 4, 4)),
+                                 _mm256_set1_epi8(0x0F));
+    if (b32_qh(t))
+        x = _mm256_mask_add_epi8(x, _cvtu32_mask32(ld32(wb + b32_qh(t))), x,
+                                 _mm256_set1_epi8(0x10));
+    return x;
 }
 
 /* si[j] += the level dots of the transposed block wp with token j's bytes at at[j] + ao. */
@@ -774,112 +765,6 @@ RF_INLINE void b32_dots_t(rf_type t, int vnni, int nt, const uint8_t *wp, const 
 }
 
 /* -- K-quants -- */
-
-/* Super-block at offset off of the 16 rows rows[i] (Q4_K, or Q6_K when q6) into the transposed
- * form at dst (layout: tile_loop.h): level vector m (value 4m..4m+3 of each row) at 64 m. */
-RF_INLINE void k_unpack_t(int q6, const uint8_t *const *rows, size_t off, uint8_t *dst) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
-    __m256i r[16];
-    __m512i y[8];
-    if (!q6) {
-#pragma GCC unroll 4
-        for (int c = 0; c < 4; c++) { /* 32 qs bytes: values 64c + l (low) and 64c + 32 + l */
-#pragma GCC unroll 16
-            for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off + 16 + 32 * c);
-            transpose16x8(r, y);
-#pragma GCC unroll 8
-            for (int k = 0; k < 8; k++) {
-                _mm512_store_si512((void *)(dst + 64 * (16 * c + k)), _mm512_and_si512(y[k], m4));
-                _mm512_store_si512((void *)(dst + 64 * (16 * c + 8 + k)),
-                                   _mm512_and_si512(_mm512_srli_epi16(y[k], 4), m4));
-            }
-        }
-        /* words 0-3 of each row: d and dmin, then the 12 bytes of scales and mins */
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off);
-        transpose16x8(r, y);
-        const __m512i hd = y[0], u0 = y[1], u1 = y[2], u2 = y[3];
-        const __m512i lo6 = _mm512_set1_epi32(0x3F3F3F3F), lo4 = _mm512_set1_epi32(0x0F0F0F0F);
-        const __m512i b45 = _mm512_set1_epi32(0x30303030);
-        const __m512i sc_lo = _mm512_and_si512(u0, lo6);
-        const __m512i sc_hi = _mm512_or_si512(_mm512_and_si512(u2, lo4),
-                                              _mm512_and_si512(_mm512_srli_epi32(u0, 2), b45));
-        const __m512i m_lo = _mm512_and_si512(u1, lo6);
-        const __m512i m_hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(u2, 4), lo4),
-                                             _mm512_and_si512(_mm512_srli_epi32(u1, 2), b45));
-        const __m512i b0 = _mm512_set1_epi32(0xFF), b2 = _mm512_set1_epi32(0xFF0000);
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; j++) {
-            _mm512_store_si512((void *)(dst + K_SC + 64 * j),
-                               _mm512_and_si512(_mm512_srli_epi32(sc_lo, 8 * j), b0));
-            _mm512_store_si512((void *)(dst + K_SC + 64 * (j + 4)),
-                               _mm512_and_si512(_mm512_srli_epi32(sc_hi, 8 * j), b0));
-        }
-        /* (m[2i], m[2i+1]) as int16 pairs */
-        _mm512_store_si512((void *)(dst + K_MIN),
-                           _mm512_or_si512(_mm512_and_si512(m_lo, b0),
-                                           _mm512_and_si512(_mm512_slli_epi32(m_lo, 8), b2)));
-        _mm512_store_si512((void *)(dst + K_MIN + 64),
-                           _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(m_lo, 16), b0),
-                                           _mm512_and_si512(_mm512_srli_epi32(m_lo, 8), b2)));
-        _mm512_store_si512((void *)(dst + K_MIN + 128),
-                           _mm512_or_si512(_mm512_and_si512(m_hi, b0),
-                                           _mm512_and_si512(_mm512_slli_epi32(m_hi, 8), b2)));
-        _mm512_store_si512((void *)(dst + K_MIN + 192),
-                           _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(m_hi, 16), b0),
-                                           _mm512_and_si512(_mm512_srli_epi32(m_hi, 8), b2)));
-        _mm512_store_ps((void *)(dst + K_D), _mm512_cvtph_ps(_mm512_cvtepi32_epi16(hd)));
-        _mm512_store_ps((void *)(dst + K_DMIN),
-                        _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(hd, 16))));
-        return;
-    }
-    const __m512i m2 = _mm512_set1_epi8(0x30);
-#pragma GCC unroll 2
-    for (int n = 0; n < 2; n++) {
-        __m512i ta[8], tb[8], th[8];
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off + 64 * n);
-        transpose16x8(r, ta);
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off + 64 * n + 32);
-        transpose16x8(r, tb);
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off + 128 + 32 * n);
-        transpose16x8(r, th);
-        /* value 128n + 32q + 4k + (0..3): vector 32n + 8q + k; A | (B & C) is 0xF8 */
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; k++) {
-            uint8_t *d = dst + 64 * (32 * n + k);
-            _mm512_store_si512((void *)d,
-                               _mm512_ternarylogic_epi32(_mm512_and_si512(ta[k], m4),
-                                                         _mm512_slli_epi16(th[k], 4), m2, 0xF8));
-            _mm512_store_si512((void *)(d + 512),
-                               _mm512_ternarylogic_epi32(_mm512_and_si512(tb[k], m4),
-                                                         _mm512_slli_epi16(th[k], 2), m2, 0xF8));
-            _mm512_store_si512(
-                (void *)(d + 1024),
-                _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ta[k], 4), m4), th[k],
-                                          m2, 0xF8));
-            _mm512_store_si512(
-                (void *)(d + 1536),
-                _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(tb[k], 4), m4),
-                                          _mm512_srli_epi16(th[k], 2), m2, 0xF8));
-        }
-    }
-    /* the 16 scales and d: words 0-3 and the low half of word 4 of the 18 bytes at 192 */
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++)
-        r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(loadu128(rows[i] + off + 192)),
-                                       _mm_cvtsi32_si128(ld16(rows[i] + off + 208)), 1);
-    transpose16x8(r, y);
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; k++)
-#pragma GCC unroll 4
-        for (int b = 0; b < 4; b++) /* sign-extended byte b of word k: scale 4k + b */
-            _mm512_store_si512((void *)(dst + K_SC + 64 * (4 * k + b)),
-                               _mm512_srai_epi32(_mm512_slli_epi32(y[k], 24 - 8 * b), 24));
-    _mm512_store_ps((void *)(dst + K_D6), _mm512_cvtph_ps(_mm512_cvtepi32_epi16(y[4])));
-}
 
 /* si[j] += the level dots of sub-block sub of the transposed super-block wp with token j's bytes
  * at at[j] + ao. */

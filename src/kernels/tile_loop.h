@@ -1,8 +1,9 @@
 /* tile_loop.h: dot_tile's loop, written once for the AVX2 and AVX-512 tables (kernels_avx2.c,
  * kernels_avx512.c) over a small per-ISA vector mapping: the segmenting over tokens, blocks
  * (super-blocks) and rows, the prefetch, the per-token preparation, the passes of tokens, the
- * float part of every pass and the type dispatch. The ISA-specific pieces (the transposing
- * unpack of a tile and the integer dots of a pass) stay in the table's file.
+ * transposing unpack of a tile, the float part of every pass and the type dispatch. The
+ * ISA-specific pieces (a row's nibble levels and the integer dots of a pass) stay in the table's
+ * file.
  *
  * dot_rows puts the values of one row along a vector, so every block ends in a horizontal sum
  * per row and token. dot_tile turns that around: rows are taken TILE_W at a time, one per int32
@@ -34,12 +35,18 @@
  * The including file defines, before including this (after x86_common.h):
  *  - TILE_W (rows per tile = int32 lanes per vector), TILE_T (tokens per pass, 4 or 8);
  *  - tile_vf, tile_vi: the float and int32 vector types of TILE_W lanes;
- *  - the mapping macros TV_LOADF(p), TV_LOADI(p) (aligned loads from a byte pointer),
- *    TV_SETF(x), TV_SETI(x), TV_ZEROI(), TV_ADDI(a, b), TV_MULLOI(a, b), TV_CVTF(v),
- *    TV_MULF(a, b), TV_FMADD(a, b, c), TV_FNMADD(a, b, c) (a * b -+ c as the intrinsics) and
- *    TV_DPWSSD(acc, p, q, vnni) (acc + the int16 pair products of p and q);
+ *  - the mapping macros, each one intrinsic or two: TV_LOADF(p), TV_LOADI(p), TV_STOREF(p, v),
+ *    TV_STOREI(p, v) (aligned, p a byte pointer), TV_SETF(x), TV_SETI(x), TV_SET8(x), TV_ZEROI(),
+ *    TV_ADDI, TV_MULLOI, TV_ANDI, TV_ORI, TV_XORI (a, b), TV_OR_AND(a, b, c) (a | (b & c)),
+ *    TV_SLLI16, TV_SRLI16, TV_SLLI32, TV_SRLI32, TV_SRAI32 (v, n), TV_CVTF(v), TV_MULF(a, b),
+ *    TV_FMADD(a, b, c), TV_FNMADD(a, b, c) (a * b -+ c as the intrinsics), TV_DPWSSD(acc, p, q,
+ *    vnni) (acc + the int16 pair products of p and q), TV_HALVES_F(p) (TILE_W fp16 at p, 32-byte
+ *    aligned, as floats), TV_LOW_HALF_F(v) (the fp16 in the low half of each lane as a float)
+ *    and TV_TRANSPOSE(r, y) (TILE_W rows of 8 dwords, row i in the __m256i r[i], into y[k]:
+ *    lane i = dword k of row i);
  *  - lanes_load(out, nr, go_on), lanes_store(v, out, nr): lanes [0, nr) of out (go_on = 0: 0);
- * and after including it, the functions declared below under "the table's pieces", then
+ * and after including it, the functions declared below under "the table's pieces" (the per-row
+ * nibble unpacking and the integer dots, where the instruction sets differ), then
  * TILE_DEFINE_DOT_TILE for each of its tables. Everything here is a static always-inlined
  * function or a macro, compiled once per including file for its instruction set; nothing
  * allocates or keeps state (the buffers are on the stack).
@@ -74,21 +81,130 @@
 
 /* ---- the table's pieces (defined by the including file) ---- */
 
-/* The block at offset off of the TILE_W rows rows[i] into the transposed form at dst (B32_WB
- * bytes, 64-byte aligned). */
-RF_INLINE void b32_unpack_t(rf_type t, int vnni, const uint8_t *const *rows, size_t off,
-                            uint8_t *dst);
+/* The 32 levels (0..31) of the Q4_0/Q4_1/Q5_0/Q5_1 block at wb, in order. */
+RF_INLINE __m256i b32_levels_t(rf_type t, const uint8_t *wb);
 /* si[j] += the level dots of the transposed block wp with token j's activation bytes at
  * at[j] + ao, for j < nt. */
 RF_INLINE void b32_dots_t(rf_type t, int vnni, int nt, const uint8_t *wp, const uint8_t *const *at,
                           size_t ao, tile_vi *si);
-/* The super-block at offset off of the rows (Q4_K, or Q6_K when q6) into the transposed form at
- * dst (K_WB bytes). */
-RF_INLINE void k_unpack_t(int q6, const uint8_t *const *rows, size_t off, uint8_t *dst);
 /* si[j] += the level dots of sub-block sub of the transposed super-block wp with token j's
  * activation bytes at at[j] + ao, for j < nt. */
 RF_INLINE void k_dots_t(int q6, int vnni, int nt, const uint8_t *wp, int sub,
                         const uint8_t *const *at, size_t ao, tile_vi *si);
+
+/* ---- unpacking a tile into the transposed form ---- */
+
+/* The block at offset off of the TILE_W rows rows[i] into the transposed form at dst (B32_WB
+ * bytes, 64-byte aligned); Q8_0 with VNNI stores q + 128 (unsigned). */
+RF_INLINE void b32_unpack_t(rf_type t, int vnni, const uint8_t *const *rows, size_t off,
+                            uint8_t *dst) {
+    __m256i lv[TILE_W];
+    tile_vi y[8];
+    _Alignas(32) uint16_t d[TILE_W], m[TILE_W];
+#pragma GCC unroll 16
+    for (int i = 0; i < TILE_W; i++) {
+        const uint8_t *wb = rows[i] + off;
+        d[i] = ld16(wb);
+        m[i] = b32_affine(t) ? ld16(wb + 2) : 0;
+        lv[i] = t == RF_TYPE_Q8_0 ? loadu256(wb + 2) : b32_levels_t(t, wb);
+    }
+    TV_TRANSPOSE(lv, y);
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++) {
+        if (t == RF_TYPE_Q8_0 && vnni) y[k] = TV_XORI(y[k], TV_SET8((char)0x80));
+        TV_STOREI(dst + TILE_VB * k, y[k]);
+    }
+    TV_STOREF(dst + B32_D, TV_HALVES_F(d));
+    if (b32_affine(t)) TV_STOREF(dst + B32_M, TV_HALVES_F(m));
+}
+
+/* The super-block at offset off of the TILE_W rows rows[i] (Q4_K, or Q6_K when q6) into the
+ * transposed form at dst (K_WB bytes): level vector m (value 4m..4m+3 of each row) at
+ * TILE_VB * m, then the scales, mins and d as laid out above. */
+RF_INLINE void k_unpack_t(int q6, const uint8_t *const *rows, size_t off, uint8_t *dst) {
+    const tile_vi m4 = TV_SET8(0x0F);
+    __m256i r[TILE_W];
+    tile_vi y[8];
+    if (!q6) {
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) { /* 32 qs bytes: values 64c + l (low) and 64c + 32 + l */
+#pragma GCC unroll 16
+            for (int i = 0; i < TILE_W; i++) r[i] = loadu256(rows[i] + off + 16 + 32 * c);
+            TV_TRANSPOSE(r, y);
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; k++) {
+                TV_STOREI(dst + TILE_VB * (16 * c + k), TV_ANDI(y[k], m4));
+                TV_STOREI(dst + TILE_VB * (16 * c + 8 + k), TV_ANDI(TV_SRLI16(y[k], 4), m4));
+            }
+        }
+        /* words 0-3 of each row: d and dmin, then the 12 bytes of scales and mins */
+#pragma GCC unroll 16
+        for (int i = 0; i < TILE_W; i++) r[i] = loadu256(rows[i] + off);
+        TV_TRANSPOSE(r, y);
+        const tile_vi hd = y[0], u0 = y[1], u1 = y[2], u2 = y[3];
+        const tile_vi lo6 = TV_SETI(0x3F3F3F3F), lo4 = TV_SETI(0x0F0F0F0F);
+        const tile_vi b45 = TV_SETI(0x30303030);
+        const tile_vi sc_lo = TV_ANDI(u0, lo6);
+        const tile_vi sc_hi = TV_ORI(TV_ANDI(u2, lo4), TV_ANDI(TV_SRLI32(u0, 2), b45));
+        const tile_vi m_lo = TV_ANDI(u1, lo6);
+        const tile_vi m_hi = TV_ORI(TV_ANDI(TV_SRLI32(u2, 4), lo4), TV_ANDI(TV_SRLI32(u1, 2), b45));
+        const tile_vi b0 = TV_SETI(0xFF), b2 = TV_SETI(0xFF0000);
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            TV_STOREI(dst + K_SC + TILE_VB * j, TV_ANDI(TV_SRLI32(sc_lo, 8 * j), b0));
+            TV_STOREI(dst + K_SC + TILE_VB * (j + 4), TV_ANDI(TV_SRLI32(sc_hi, 8 * j), b0));
+        }
+        /* (m[2i], m[2i+1]) as int16 pairs */
+        TV_STOREI(dst + K_MIN, TV_ORI(TV_ANDI(m_lo, b0), TV_ANDI(TV_SLLI32(m_lo, 8), b2)));
+        TV_STOREI(dst + K_MIN + TILE_VB,
+                  TV_ORI(TV_ANDI(TV_SRLI32(m_lo, 16), b0), TV_ANDI(TV_SRLI32(m_lo, 8), b2)));
+        TV_STOREI(dst + K_MIN + 2 * TILE_VB,
+                  TV_ORI(TV_ANDI(m_hi, b0), TV_ANDI(TV_SLLI32(m_hi, 8), b2)));
+        TV_STOREI(dst + K_MIN + 3 * TILE_VB,
+                  TV_ORI(TV_ANDI(TV_SRLI32(m_hi, 16), b0), TV_ANDI(TV_SRLI32(m_hi, 8), b2)));
+        /* d, dmin: the low and high halves of word 0 of each row */
+        TV_STOREF(dst + K_D, TV_LOW_HALF_F(hd));
+        TV_STOREF(dst + K_DMIN, TV_LOW_HALF_F(TV_SRLI32(hd, 16)));
+        return;
+    }
+    const tile_vi m2 = TV_SET8(0x30);
+#pragma GCC unroll 2
+    for (int n = 0; n < 2; n++) {
+        tile_vi ta[8], tb[8], th[8];
+#pragma GCC unroll 16
+        for (int i = 0; i < TILE_W; i++) r[i] = loadu256(rows[i] + off + 64 * n);
+        TV_TRANSPOSE(r, ta);
+#pragma GCC unroll 16
+        for (int i = 0; i < TILE_W; i++) r[i] = loadu256(rows[i] + off + 64 * n + 32);
+        TV_TRANSPOSE(r, tb);
+#pragma GCC unroll 16
+        for (int i = 0; i < TILE_W; i++) r[i] = loadu256(rows[i] + off + 128 + 32 * n);
+        TV_TRANSPOSE(r, th);
+        /* value 128n + 32q + 4k + (0..3): vector 32n + 8q + k */
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            uint8_t *d = dst + TILE_VB * (32 * n + k);
+            TV_STOREI(d, TV_OR_AND(TV_ANDI(ta[k], m4), TV_SLLI16(th[k], 4), m2));
+            TV_STOREI(d + 8 * TILE_VB, TV_OR_AND(TV_ANDI(tb[k], m4), TV_SLLI16(th[k], 2), m2));
+            TV_STOREI(d + 16 * TILE_VB, TV_OR_AND(TV_ANDI(TV_SRLI16(ta[k], 4), m4), th[k], m2));
+            TV_STOREI(d + 24 * TILE_VB,
+                      TV_OR_AND(TV_ANDI(TV_SRLI16(tb[k], 4), m4), TV_SRLI16(th[k], 2), m2));
+        }
+    }
+    /* the 16 scales and d: words 0-3 and the low half of word 4 of the 18 bytes at 192 */
+#pragma GCC unroll 16
+    for (int i = 0; i < TILE_W; i++)
+        r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(loadu128(rows[i] + off + 192)),
+                                       _mm_cvtsi32_si128(ld16(rows[i] + off + 208)), 1);
+    TV_TRANSPOSE(r, y);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++)
+#pragma GCC unroll 4
+        for (int b = 0; b < 4; b++) /* sign-extended byte b of word k: scale 4k + b */
+            TV_STOREI(dst + K_SC + TILE_VB * (4 * k + b),
+                      TV_SRAI32(TV_SLLI32(y[k], 24 - 8 * b), 24));
+    TV_STOREF(dst + K_D6, TV_LOW_HALF_F(y[4]));
+}
 
 /* ---- the loop ---- */
 
