@@ -491,7 +491,7 @@ typedef __m256i tile_vi;
 #define TV_SLLI32(v, n)            _mm256_slli_epi32(v, n)
 #define TV_SRLI32(v, n)            _mm256_srli_epi32(v, n)
 #define TV_SRAI32(v, n)            _mm256_srai_epi32(v, n)
-#define TV_HALVES_F(p)             _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)(p)))
+#define TV_HALVES_F(p)             _mm256_cvtph_ps(_mm_load_si128((const void *)(p)))
 #define TV_LOW_HALF_F(v)           low_half_f(v)
 #define TV_TRANSPOSE(r, y)         transpose8x8(r, y)
 

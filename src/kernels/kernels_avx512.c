@@ -645,7 +645,7 @@ typedef __m512i tile_vi;
 #define TV_SLLI32(v, n)            _mm512_slli_epi32(v, n)
 #define TV_SRLI32(v, n)            _mm512_srli_epi32(v, n)
 #define TV_SRAI32(v, n)            _mm512_srai_epi32(v, n)
-#define TV_HALVES_F(p)             _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(const void *)(p)))
+#define TV_HALVES_F(p)             _mm512_cvtph_ps(_mm256_load_si256((const void *)(p)))
 #define TV_LOW_HALF_F(v)           _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v))
 #define TV_TRANSPOSE(r, y)         transpose16x8(r, y)
 

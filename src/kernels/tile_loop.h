@@ -432,6 +432,12 @@ RF_INLINE void k_tile(int q6, int vnni, int64_t n, int64_t n_rows, const uint8_t
 
 /* -- dispatch -- */
 
+/* Below this many tokens dot_tile runs dot_rows per token (the streaming kernel): the unpacking
+ * of a tile costs about what 1 (32-value formats), 2 (Q4_K) or 4 (Q6_K) tokens' dots do. */
+RF_INLINE int tile_min_tok(rf_type t) {
+    return t == RF_TYPE_Q6_K ? 5 : t == RF_TYPE_Q4_K ? 3 : 2;
+}
+
 /* Defines the table's dot_tile, `name`, over its dot_rows, `dot_rows`: the tile kernels above for
  * the types that have them once there are tile_min_tok tokens; else dot_rows per token, on tiles
  * of 16 rows so a tile stays in cache for every token. */

@@ -228,12 +228,6 @@ RF_INLINE void k_scales_mins(const uint8_t *s, uint64_t *sc, uint64_t *m) {
         }                                                                                          \
     }
 
-/* Below this many tokens dot_tile runs dot_rows per token (the streaming kernel): the unpacking
- * of a tile costs about what 1 (32-value formats), 2 (Q4_K) or 4 (Q6_K) tokens' dots do. */
-RF_INLINE int tile_min_tok(rf_type t) {
-    return t == RF_TYPE_Q6_K ? 5 : t == RF_TYPE_Q4_K ? 3 : 2;
-}
-
 /* Defines the table's quantize_act, `name`, from the file's own block quantizers:
  * quant_q8_32(x, dh, qs, sum) (one 32-value Q8_0/Q8_1 block: fp16 d at dh, qs; returns the float
  * d and, when sum is not NULL, sum(qs)), quant_q8_k(x, y, nb), quant_f16(x, y, n) and
