@@ -22,7 +22,7 @@
  *
  * Rows are processed four at a time (the activation block and its per-block setup are loaded
  * once per four rows), the remainder one at a time. dot_tile transposes tiles of 8 rows so each
- * int32 lane is a row (see its section below and kernels_avx512.c).
+ * int32 lane is a row: the loop of tile_loop.h over this file's mapping and unpack and dot pieces.
  */
 #if defined(__x86_64__)
 
@@ -453,71 +453,74 @@ ROWS_FN(dot_f16, float_rows(RF_TYPE_F16, nr, nu, W_R, ws, a, out + r))
 ROWS_FN(dot_bf16, float_rows(RF_TYPE_BF16, nr, nu, W_R, ws, a, out + r))
 #undef W_R
 
-static void avx2_dot_rows(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t w_stride,
-                          const void *a, float *out) {
-    const uint8_t *wp = w, *ap = a;
-    switch (t) {
-    case RF_TYPE_Q4_0:
-        dot_q4_0(n / 32, n_rows, wp, w_stride, ap, out);
-        return;
-    case RF_TYPE_Q4_1:
-        dot_q4_1(n / 32, n_rows, wp, w_stride, ap, out);
-        return;
-    case RF_TYPE_Q5_0:
-        dot_q5_0(n / 32, n_rows, wp, w_stride, ap, out);
-        return;
-    case RF_TYPE_Q5_1:
-        dot_q5_1(n / 32, n_rows, wp, w_stride, ap, out);
-        return;
-    case RF_TYPE_Q8_0:
-        dot_q8_0(n / 32, n_rows, wp, w_stride, ap, out);
-        return;
-    case RF_TYPE_Q4_K:
-        dot_q4_k(n / 256, n_rows, wp, w_stride, ap, out);
-        return;
-    case RF_TYPE_Q5_K:
-        dot_q5_k(n / 256, n_rows, wp, w_stride, ap, out);
-        return;
-    case RF_TYPE_Q6_K:
-        dot_q6_k(n / 256, n_rows, wp, w_stride, ap, out);
-        return;
-    case RF_TYPE_F32:
-        dot_f32(n, n_rows, wp, w_stride, ap, out);
-        return;
-    case RF_TYPE_F16:
-        dot_f16(n, n_rows, wp, w_stride, ap, out);
-        return;
-    case RF_TYPE_BF16:
-        dot_bf16(n, n_rows, wp, w_stride, ap, out);
-        return;
-    default: /* no fast kernel: the reference (asserts on types without a dot) */
-        rf_kernels_scalar.dot_rows(t, n, n_rows, w, w_stride, a, out);
-        return;
-    }
+RF_X86_DEFINE_DOT_ROWS(avx2_dot_rows, , dot_bf16)
+
+/* ------------------------------------------------------------------------------------------ */
+/* dot_tile: 8 rows against a group of tokens, one row per int32 lane (tile_loop.h)           */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The mapping tile_loop.h's loop is written over: 8 rows per tile, one per lane of a 256-bit
+ * vector, 4 tokens per pass. No VNNI: the byte dots are VPMADDUBSW pair sums added in int16 while
+ * they cannot overflow (levels <= 31: four steps, Q4_K: a whole sub-block, Q6_K: two), then
+ * widened with VPMADDWD; Q8_0 moves the weight signs onto the activation (|q| x sign(a, q)). */
+#define TILE_W 8
+#define TILE_T 4
+typedef __m256 tile_vf;
+typedef __m256i tile_vi;
+#define TV_LOADF(p)                _mm256_load_ps((const float *)(const void *)(p))
+#define TV_LOADI(p)                _mm256_load_si256((const __m256i *)(const void *)(p))
+#define TV_SETF(x)                 _mm256_set1_ps(x)
+#define TV_SETI(x)                 _mm256_set1_epi32(x)
+#define TV_ZEROI()                 _mm256_setzero_si256()
+#define TV_ADDI(a, b)              _mm256_add_epi32(a, b)
+#define TV_MULLOI(a, b)            _mm256_mullo_epi32(a, b)
+#define TV_CVTF(v)                 _mm256_cvtepi32_ps(v)
+#define TV_MULF(a, b)              _mm256_mul_ps(a, b)
+#define TV_FMADD(a, b, c)          _mm256_fmadd_ps(a, b, c)
+#define TV_FNMADD(a, b, c)         _mm256_fnmadd_ps(a, b, c)
+#define TV_DPWSSD(acc, p, q, vnni) _mm256_add_epi32(acc, _mm256_madd_epi16(p, q))
+#define TV_STOREF(p, v)            _mm256_store_ps((float *)(void *)(p), v)
+#define TV_STOREI(p, v)            _mm256_store_si256((__m256i *)(void *)(p), v)
+#define TV_SET8(x)                 _mm256_set1_epi8(x)
+#define TV_ANDI(a, b)              _mm256_and_si256(a, b)
+#define TV_ORI(a, b)               _mm256_or_si256(a, b)
+#define TV_XORI(a, b)              _mm256_xor_si256(a, b)
+#define TV_OR_AND(a, b, c)         _mm256_or_si256(a, _mm256_and_si256(b, c))
+#define TV_SLLI16(v, n)            _mm256_slli_epi16(v, n)
+#define TV_SRLI16(v, n)            _mm256_srli_epi16(v, n)
+#define TV_SLLI32(v, n)            _mm256_slli_epi32(v, n)
+#define TV_SRLI32(v, n)            _mm256_srli_epi32(v, n)
+#define TV_SRAI32(v, n)            _mm256_srai_epi32(v, n)
+#define TV_HALVES_F(p)             _mm256_cvtph_ps(_mm_load_si128((const void *)(p)))
+#define TV_LOW_HALF_F(v)           low_half_f(v)
+#define TV_TRANSPOSE(r, y)         transpose8x8(r, y)
+
+/* Lanes [0, nr) of out: a later segment continues the chains where the earlier one stored them
+ * (go_on = 1), else they start at 0. */
+RF_INLINE __m256 lanes_load(const float *out, int nr, int go_on) {
+    if (!go_on) return _mm256_setzero_ps();
+    if (nr == 8) return _mm256_loadu_ps(out);
+    _Alignas(32) float s[8] = {0};
+    for (int i = 0; i < nr; i++) s[i] = out[i];
+    return _mm256_load_ps(s);
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* dot_tile: 8 rows against a group of tokens, one row per int32 lane                          */
-/* ------------------------------------------------------------------------------------------ */
+RF_INLINE void lanes_store(__m256 v, float *out, int nr) {
+    if (nr == 8) {
+        _mm256_storeu_ps(out, v);
+        return;
+    }
+    _Alignas(32) float s[8];
+    _mm256_store_ps(s, v);
+    for (int i = 0; i < nr; i++) out[i] = s[i];
+}
 
-/* As in kernels_avx512.c (see its dot_tile comment), with 8 rows per tile: the rows' segment is
- * unpacked once for all tokens into a stack buffer where vector m holds, in lane i, the levels
- * 4m..4m+3 of row i (Q4_0 0..15, Q5_0 0..31, Q8_0 the signed q, Q4_K 0..15, Q6_K 0..63) next to
- * the rows' scales as lane vectors; a token's activation bytes 4m..4m+3 are broadcast to all
- * lanes. Without VNNI the byte dots are VPMADDUBSW pair sums, added in int16 while they cannot
- * overflow (levels <= 31: four steps, Q4_K: a whole sub-block, Q6_K: two), then widened with
- * VPMADDWD; Q8_0 moves the weight signs onto the activation (|q| x sign(a, q), pairs <= 32512).
- * Offsets are removed exactly by starting each block or sub-block sum at minus the offset times
- * the activation sum. Tokens go 4 at a time (then 2, 1). Each lane's float arithmetic is the
- * per-row chain of dot_rows (see the top of this file), continued across segments. */
-#define TW2      8    /* rows per tile: one per lane */
-#define TT2      4    /* tokens per pass */
-#define TCH2     128  /* tokens per chunk */
-#define B32_SEG2 32   /* blocks per segment */
-#define B32_WB2  320  /* bytes per block of 8 rows: 8 level vectors, 8 scales, 8 mins */
-#define K_SEG2   4    /* super-blocks per segment */
-#define K_WB2    2624 /* per super-block of 8 rows: 64 level vectors, scales, mins, d, dmin */
-#define K_AB2    80   /* per token and super-block: scale, bsum pairs or Q6_K corrections */
+/* The fp16 in the low half of each int32 lane, as floats. */
+RF_INLINE __m256 low_half_f(__m256i v) {
+    const __m256i h = _mm256_and_si256(v, _mm256_set1_epi32(0xFFFF));
+    return _mm256_cvtph_ps(
+        _mm_packus_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+}
 
 /* Transposes 8 rows of 8 dwords (row j in r[j]) into y[k]: lane i = dword k of row i. */
 RF_INLINE void transpose8x8(const __m256i *r, __m256i *y) {
@@ -541,465 +544,78 @@ RF_INLINE void transpose8x8(const __m256i *r, __m256i *y) {
     }
 }
 
-/* Lanes [0, nr) of out: a later segment continues the chains where the earlier one stored them
- * (go_on = 1), else they start at 0. */
-RF_INLINE __m256 lanes_load8(const float *out, int nr, int go_on) {
-    if (!go_on) return _mm256_setzero_ps();
-    if (nr == 8) return _mm256_loadu_ps(out);
-    _Alignas(32) float s[8] = {0};
-    for (int i = 0; i < nr; i++) s[i] = out[i];
-    return _mm256_load_ps(s);
-}
-
-RF_INLINE void lanes_store8(__m256 v, float *out, int nr) {
-    if (nr == 8) {
-        _mm256_storeu_ps(out, v);
-        return;
-    }
-    _Alignas(32) float s[8];
-    _mm256_store_ps(s, v);
-    for (int i = 0; i < nr; i++) out[i] = s[i];
-}
-
-/* Clamped row pointers of the tile at r0 (rows past n_rows repeat the last). */
-RF_INLINE void tile_rows8(const uint8_t *w, size_t ws, int64_t r0, int nr, const uint8_t **rows) {
-    for (int i = 0; i < TW2; i++) rows[i] = w + (size_t)(r0 + (i < nr ? i : nr - 1)) * ws;
-}
+#include "kernels/tile_loop.h"
 
 /* -- 32-value formats -- */
 
-/* Block at offset off of the 8 rows rows[i] into the transposed form at dst. */
-RF_INLINE void b32_unpack_t(rf_type t, const uint8_t *const *rows, size_t off, uint8_t *dst) {
-    __m256i lv[8], y[8];
-    _Alignas(16) uint16_t d[8], m[8];
+/* The 32 levels of a nibble-format block (low nibbles, then high; Q5: | the fifth bits). */
+RF_INLINE __m256i b32_levels_t(rf_type t, const uint8_t *wb) {
+    const __m256i x = nibbles32(wb + b32_qs(t));
+    return b32_qh(t) ? _mm256_or_si256(x, fifth_bits32(ld32(wb + b32_qh(t)))) : x;
+}
+
+/* si[j] += the level dots of the transposed block wp with token j's bytes at at[j] + ao. */
+RF_INLINE void b32_dots_t(rf_type t, int vnni, int nt, const uint8_t *wp, const uint8_t *const *at,
+                          size_t ao, tile_vi *si) {
+    (void)vnni;
+    if (t == RF_TYPE_Q8_0) {
 #pragma GCC unroll 8
-    for (int i = 0; i < 8; i++) {
-        const uint8_t *wb = rows[i] + off;
-        d[i] = ld16(wb);
-        m[i] = b32_affine(t) ? ld16(wb + 2) : 0;
-        if (t == RF_TYPE_Q8_0) {
-            lv[i] = loadu256(wb + 2);
-        } else {
-            __m256i x = nibbles32(wb + b32_qs(t));
-            if (b32_qh(t)) x = _mm256_or_si256(x, fifth_bits32(ld32(wb + b32_qh(t))));
-            lv[i] = x;
+        for (int k = 0; k < 8; k++) {
+            const __m256i q = _mm256_load_si256((const __m256i *)(const void *)(wp + 32 * k));
+            const __m256i x = _mm256_abs_epi8(q);
+#pragma GCC unroll 4
+            for (int j = 0; j < nt; j++) {
+                const __m256i sq = _mm256_sign_epi8(bcast32(at[j] + ao + 4 * k), q);
+                si[j] = _mm256_add_epi32(si[j], dot_u8s8(x, sq));
+            }
         }
+        return;
     }
-    transpose8x8(lv, y);
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; k++) _mm256_store_si256((__m256i *)(void *)(dst + 32 * k), y[k]);
-    _mm256_store_ps((float *)(void *)(dst + 256),
-                    _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)d)));
-    if (b32_affine(t))
-        _mm256_store_ps((float *)(void *)(dst + 288),
-                        _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)m)));
-}
-
-/* One token's block at a0 (Q8_0, or Q8_1 for the affine formats): its scale d, -offset * sum(q)
- * and (Q8_1) its s. */
-RF_INLINE void b32_prep_t(rf_type t, const uint8_t *a0, float *da, int32_t *negc, float *sa) {
-    *da = h2f(ld16(a0));
-    *sa = b32_affine(t) ? h2f(ld16(a0 + 2)) : 0.0f;
-    const int off = b32_offset(t);
-    *negc = off ? -off * hsum_epi32(dot_u8s8(_mm256_set1_epi8(1), loadu256(a0 + 2))) : 0;
-}
-
-/* nt tokens at at[j] (raw activation rows, from block b0) against the nb transposed blocks at
- * wb. */
-RF_INLINE void b32_kernel_t(rf_type t, int nt, int64_t nb, const uint8_t *wb,
-                            const uint8_t *const *at, int64_t b0, const float *da,
-                            const int32_t *negc, const float *sa, float *out, int64_t os, int nr,
-                            int go_on) {
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc[TT2];
-#pragma GCC unroll 4
-    for (int j = 0; j < nt; j++) acc[j] = lanes_load8(out + j * os, nr, go_on);
-    for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *wp = wb + (size_t)b * B32_WB2;
-        const size_t ao = (size_t)(b0 + b) * b32_act_bytes(t) + b32_act_qs(t);
-        __m256i si[TT2];
-#pragma GCC unroll 4
-        for (int j = 0; j < nt; j++) si[j] = _mm256_set1_epi32(negc[j * B32_SEG2 + b]);
-        if (t == RF_TYPE_Q8_0) {
-#pragma GCC unroll 8
-            for (int k = 0; k < 8; k++) {
-                const __m256i q = _mm256_load_si256((const __m256i *)(const void *)(wp + 32 * k));
-                const __m256i x = _mm256_abs_epi8(q);
-#pragma GCC unroll 4
-                for (int j = 0; j < nt; j++) {
-                    const __m256i sq = _mm256_sign_epi8(bcast32(at[j] + ao + 4 * k), q);
-                    si[j] = _mm256_add_epi32(si[j], dot_u8s8(x, sq));
-                }
-            }
-        } else {
 #pragma GCC unroll 2
-            for (int k0 = 0; k0 < 8; k0 += 4) {
-                __m256i x[4];
+    for (int k0 = 0; k0 < 8; k0 += 4) {
+        __m256i x[4];
 #pragma GCC unroll 4
-                for (int k = 0; k < 4; k++)
-                    x[k] = _mm256_load_si256((const __m256i *)(const void *)(wp + 32 * (k0 + k)));
+        for (int k = 0; k < 4; k++)
+            x[k] = _mm256_load_si256((const __m256i *)(const void *)(wp + 32 * (k0 + k)));
 #pragma GCC unroll 4
-                for (int j = 0; j < nt; j++) {
-                    __m256i p = _mm256_maddubs_epi16(x[0], bcast32(at[j] + ao + 4 * k0));
+        for (int j = 0; j < nt; j++) {
+            __m256i p = _mm256_maddubs_epi16(x[0], bcast32(at[j] + ao + 4 * k0));
 #pragma GCC unroll 3
-                    for (int k = 1; k < 4; k++)
-                        p = _mm256_add_epi16(
-                            p, _mm256_maddubs_epi16(x[k], bcast32(at[j] + ao + 4 * (k0 + k))));
-                    si[j] = _mm256_add_epi32(si[j], _mm256_madd_epi16(p, ones));
-                }
-            }
-        }
-        const __m256 dw = _mm256_load_ps((const float *)(const void *)(wp + 256));
-#pragma GCC unroll 4
-        for (int j = 0; j < nt; j++)
-            acc[j] =
-                _mm256_fmadd_ps(_mm256_cvtepi32_ps(si[j]),
-                                _mm256_mul_ps(dw, _mm256_set1_ps(da[j * B32_SEG2 + b])), acc[j]);
-        if (b32_affine(t)) {
-            const __m256 mw = _mm256_load_ps((const float *)(const void *)(wp + 288));
-#pragma GCC unroll 4
-            for (int j = 0; j < nt; j++)
-                acc[j] = _mm256_fmadd_ps(mw, _mm256_set1_ps(sa[j * B32_SEG2 + b]), acc[j]);
-        }
-    }
-#pragma GCC unroll 4
-    for (int j = 0; j < nt; j++) lanes_store8(acc[j], out + j * os, nr);
-}
-
-/* The passes over the chunk's nc tokens (from c0): TT2 at a time, then 2, 1; p0 is the pass's
- * first token in the chunk, at[] its rows. */
-#define TOKEN_PASSES2(call)                                                                        \
-    for (int p0 = 0; p0 < nc;) {                                                                   \
-        const int left = nc - p0;                                                                  \
-        const int np = left >= TT2 ? TT2 : left >= 2 ? 2 : 1;                                      \
-        const uint8_t *at[TT2];                                                                    \
-        for (int j = 0; j < np; j++) at[j] = a + (size_t)(c0 + p0 + j) * as;                       \
-        if (np == TT2)                                                                             \
-            call(TT2);                                                                             \
-        else if (np == 2)                                                                          \
-            call(2);                                                                               \
-        else                                                                                       \
-            call(1);                                                                               \
-        p0 += np;                                                                                  \
-    }
-
-RF_INLINE void b32_tile(rf_type t, int64_t n, int64_t n_rows, const uint8_t *w, size_t ws,
-                        int64_t n_tok, const uint8_t *a, size_t as, float *out, int64_t os) {
-    _Alignas(64) uint8_t wbuf[B32_SEG2 * B32_WB2];
-    float da[TCH2 * B32_SEG2], sa[TCH2 * B32_SEG2];
-    int32_t negc[TCH2 * B32_SEG2];
-    const int64_t nb = n / 32;
-    const size_t bw = b32_bytes(t), ba = b32_act_bytes(t);
-    for (int64_t c0 = 0; c0 < n_tok; c0 += TCH2) {
-        const int nc = (int)(n_tok - c0 < TCH2 ? n_tok - c0 : TCH2);
-        for (int64_t b0 = 0; b0 < nb; b0 += B32_SEG2) {
-            const int sb = (int)(nb - b0 < B32_SEG2 ? nb - b0 : B32_SEG2);
-            for (int j = 0; j < nc; j++) {
-                const uint8_t *arow = a + (size_t)(c0 + j) * as + (size_t)b0 * ba;
-                for (int b = 0; b < sb; b++)
-                    b32_prep_t(t, arow + (size_t)b * ba, &da[j * B32_SEG2 + b],
-                               &negc[j * B32_SEG2 + b], &sa[j * B32_SEG2 + b]);
-            }
-            for (int64_t r0 = 0; r0 < n_rows; r0 += TW2) {
-                const int nr = (int)(n_rows - r0 < TW2 ? n_rows - r0 : TW2);
-                const uint8_t *rows[TW2];
-                tile_rows8(w, ws, r0, nr, rows);
-                const size_t ahead = (size_t)nr * ws;
-                for (int b = 0; b < sb; b++) {
-                    const size_t off = (size_t)(b0 + b) * bw;
-                    for (int i = 0; i < nr; i++) prefetch_span(rows[i] + off, ahead, bw);
-                    b32_unpack_t(t, rows, off, wbuf + (size_t)b * B32_WB2);
-                }
-#define B32_PASS(NT)                                                                               \
-    b32_kernel_t(t, (NT), sb, wbuf, at, b0, da + p0 * B32_SEG2, negc + p0 * B32_SEG2,              \
-                 sa + p0 * B32_SEG2, out + (c0 + p0) * os + r0, os, nr, b0 > 0)
-                TOKEN_PASSES2(B32_PASS)
-#undef B32_PASS
-            }
+            for (int k = 1; k < 4; k++)
+                p = _mm256_add_epi16(
+                    p, _mm256_maddubs_epi16(x[k], bcast32(at[j] + ao + 4 * (k0 + k))));
+            si[j] = _mm256_add_epi32(si[j], _mm256_madd_epi16(p, ones));
         }
     }
 }
 
 /* -- K-quants -- */
 
-/* Super-block at offset off of the 8 rows rows[i] (Q4_K, or Q6_K when q6) into the transposed
- * form at dst: level vector m at 32 m; sub-block scales as int32 lane vectors at 2048 (8 or 16);
- * Q4_K: the mins as int16 pairs (m[2i], m[2i+1]), 4 vectors at 2304, d at 2432, dmin at 2464;
- * Q6_K: d at 2560. */
-RF_INLINE void k_unpack_t(int q6, const uint8_t *const *rows, size_t off, uint8_t *dst) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    __m256i r[8], y[8];
-    if (!q6) {
-#pragma GCC unroll 4
-        for (int c = 0; c < 4; c++) {
-#pragma GCC unroll 8
-            for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off + 16 + 32 * c);
-            transpose8x8(r, y);
-#pragma GCC unroll 8
-            for (int k = 0; k < 8; k++) {
-                _mm256_store_si256((__m256i *)(void *)(dst + 32 * (16 * c + k)),
-                                   _mm256_and_si256(y[k], m4));
-                _mm256_store_si256((__m256i *)(void *)(dst + 32 * (16 * c + 8 + k)),
-                                   _mm256_and_si256(_mm256_srli_epi16(y[k], 4), m4));
-            }
-        }
-        /* words 0-3 of each row: d and dmin, then the 12 bytes of scales and mins */
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off);
-        transpose8x8(r, y);
-        const __m256i hd = y[0], u0 = y[1], u1 = y[2], u2 = y[3];
-        const __m256i lo6 = _mm256_set1_epi32(0x3F3F3F3F), lo4 = _mm256_set1_epi32(0x0F0F0F0F);
-        const __m256i b45 = _mm256_set1_epi32(0x30303030);
-        const __m256i sc_lo = _mm256_and_si256(u0, lo6);
-        const __m256i sc_hi = _mm256_or_si256(_mm256_and_si256(u2, lo4),
-                                              _mm256_and_si256(_mm256_srli_epi32(u0, 2), b45));
-        const __m256i m_lo = _mm256_and_si256(u1, lo6);
-        const __m256i m_hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(u2, 4), lo4),
-                                             _mm256_and_si256(_mm256_srli_epi32(u1, 2), b45));
-        const __m256i b0 = _mm256_set1_epi32(0xFF), b2 = _mm256_set1_epi32(0xFF0000);
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; j++) {
-            _mm256_store_si256((__m256i *)(void *)(dst + 2048 + 32 * j),
-                               _mm256_and_si256(_mm256_srli_epi32(sc_lo, 8 * j), b0));
-            _mm256_store_si256((__m256i *)(void *)(dst + 2048 + 32 * (j + 4)),
-                               _mm256_and_si256(_mm256_srli_epi32(sc_hi, 8 * j), b0));
-        }
-        const __m256i mp[4] = {_mm256_or_si256(_mm256_and_si256(m_lo, b0),
-                                               _mm256_and_si256(_mm256_slli_epi32(m_lo, 8), b2)),
-                               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(m_lo, 16), b0),
-                                               _mm256_and_si256(_mm256_srli_epi32(m_lo, 8), b2)),
-                               _mm256_or_si256(_mm256_and_si256(m_hi, b0),
-                                               _mm256_and_si256(_mm256_slli_epi32(m_hi, 8), b2)),
-                               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(m_hi, 16), b0),
-                                               _mm256_and_si256(_mm256_srli_epi32(m_hi, 8), b2))};
-#pragma GCC unroll 4
-        for (int i = 0; i < 4; i++)
-            _mm256_store_si256((__m256i *)(void *)(dst + 2304 + 32 * i), mp[i]);
-        /* d, dmin: the low and high halves of word 0 of each row */
-        const __m256i dlo = _mm256_and_si256(hd, _mm256_set1_epi32(0xFFFF));
-        const __m256i dhi = _mm256_srli_epi32(hd, 16);
-        const __m128i dl =
-            _mm_packus_epi32(_mm256_castsi256_si128(dlo), _mm256_extracti128_si256(dlo, 1));
-        const __m128i dh =
-            _mm_packus_epi32(_mm256_castsi256_si128(dhi), _mm256_extracti128_si256(dhi, 1));
-        _mm256_store_ps((float *)(void *)(dst + 2432), _mm256_cvtph_ps(dl));
-        _mm256_store_ps((float *)(void *)(dst + 2464), _mm256_cvtph_ps(dh));
-        return;
-    }
-    const __m256i m2 = _mm256_set1_epi8(0x30);
-#pragma GCC unroll 2
-    for (int n = 0; n < 2; n++) {
-        __m256i ta[8], tb[8], th[8];
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off + 64 * n);
-        transpose8x8(r, ta);
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off + 64 * n + 32);
-        transpose8x8(r, tb);
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) r[i] = loadu256(rows[i] + off + 128 + 32 * n);
-        transpose8x8(r, th);
-        /* value 128n + 32q + 4k + (0..3): vector 32n + 8q + k */
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; k++) {
-            __m256i *d = (__m256i *)(void *)(dst + 32 * (32 * n + k));
-            _mm256_store_si256(d,
-                               _mm256_or_si256(_mm256_and_si256(ta[k], m4),
-                                               _mm256_and_si256(_mm256_slli_epi16(th[k], 4), m2)));
-            _mm256_store_si256(d + 8,
-                               _mm256_or_si256(_mm256_and_si256(tb[k], m4),
-                                               _mm256_and_si256(_mm256_slli_epi16(th[k], 2), m2)));
-            _mm256_store_si256(d + 16,
-                               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ta[k], 4), m4),
-                                               _mm256_and_si256(th[k], m2)));
-            _mm256_store_si256(d + 24,
-                               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(tb[k], 4), m4),
-                                               _mm256_and_si256(_mm256_srli_epi16(th[k], 2), m2)));
-        }
-    }
-    /* the 16 scales and d: words 0-3 and the low half of word 4 of the 18 bytes at 192 */
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i++)
-        r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(loadu128(rows[i] + off + 192)),
-                                       _mm_cvtsi32_si128(ld16(rows[i] + off + 208)), 1);
-    transpose8x8(r, y);
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; k++)
-#pragma GCC unroll 4
-        for (int b = 0; b < 4; b++) /* sign-extended byte b of word k: scale 4k + b */
-            _mm256_store_si256((__m256i *)(void *)(dst + 2048 + 32 * (4 * k + b)),
-                               _mm256_srai_epi32(_mm256_slli_epi32(y[k], 24 - 8 * b), 24));
-    const __m256i dw = _mm256_and_si256(y[4], _mm256_set1_epi32(0xFFFF));
-    _mm256_store_ps((float *)(void *)(dst + 2560),
-                    _mm256_cvtph_ps(_mm_packus_epi32(_mm256_castsi256_si128(dw),
-                                                     _mm256_extracti128_si256(dw, 1))));
-}
-
-/* One token's super-block ak (Q8_K) at dst: d, then (Q4_K) the bsum pairs of its eight 32-value
- * sub-blocks as four words of two int16, or (Q6_K) -32 * bsums[j] for the 16 sub-blocks. */
-RF_INLINE void k_prep_t(int q6, const uint8_t *ak, uint8_t *dst) {
-    memcpy(dst, ak, 4);
-    const __m256i bs = loadu256(ak + 260);
-    if (q6) {
-        const __m256i lo = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(bs));
-        const __m256i hi = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(bs, 1));
-        _mm256_storeu_si256((__m256i *)(void *)(dst + 4),
-                            _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), lo), 5));
-        _mm256_storeu_si256((__m256i *)(void *)(dst + 36),
-                            _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), hi), 5));
-    } else {
-        const __m256i bp = _mm256_madd_epi16(bs, _mm256_set1_epi16(1));
-        _mm_storeu_si128(
-            (__m128i *)(void *)(dst + 4),
-            _mm_packs_epi32(_mm256_castsi256_si128(bp), _mm256_extracti128_si256(bp, 1)));
-    }
-}
-
-RF_INLINE void k_kernel_t(int q6, int nt, int64_t ns, const uint8_t *wb, const uint8_t *const *at,
-                          int64_t k0, const uint8_t *ab, float *out, int64_t os, int nr,
-                          int go_on) {
+/* si[j] += the level dots of sub-block sub of the transposed super-block wp with token j's bytes
+ * at at[j] + ao: pair sums added in int16 over the whole sub-block (Q4_K) or two steps (Q6_K). */
+RF_INLINE void k_dots_t(int q6, int vnni, int nt, const uint8_t *wp, int sub,
+                        const uint8_t *const *at, size_t ao, tile_vi *si) {
+    (void)vnni;
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc[TT2];
-#pragma GCC unroll 4
-    for (int j = 0; j < nt; j++) acc[j] = lanes_load8(out + j * os, nr, go_on);
-    for (int64_t s = 0; s < ns; s++) {
-        const uint8_t *wp = wb + (size_t)s * K_WB2;
-        const size_t ao = (size_t)(k0 + s) * 292 + 4;
-        __m256i ts[TT2];
-#pragma GCC unroll 4
-        for (int j = 0; j < nt; j++) ts[j] = _mm256_setzero_si256();
-        const int nsub = q6 ? 16 : 8, per = q6 ? 4 : 8, grp = q6 ? 2 : 8;
-        for (int sub = 0; sub < nsub; sub++) {
-            __m256i si[TT2];
-#pragma GCC unroll 4
-            for (int j = 0; j < nt; j++)
-                si[j] = q6 ? bcast32(ab + (size_t)(j * K_SEG2 + s) * K_AB2 + 4 + 4 * sub)
-                           : _mm256_setzero_si256();
+    const int per = q6 ? 4 : 8, grp = q6 ? 2 : 8;
 #pragma GCC unroll 8
-            for (int g0 = 0; g0 < per; g0 += grp) {
-#pragma GCC unroll 4
-                for (int j = 0; j < nt; j++) {
-                    __m256i p = _mm256_setzero_si256();
-#pragma GCC unroll 8
-                    for (int k = g0; k < g0 + grp; k++) {
-                        const int m = per * sub + k;
-                        const __m256i x =
-                            _mm256_load_si256((const __m256i *)(const void *)(wp + 32 * m));
-                        p = _mm256_add_epi16(p,
-                                             _mm256_maddubs_epi16(x, bcast32(at[j] + ao + 4 * m)));
-                    }
-                    si[j] = _mm256_add_epi32(si[j], _mm256_madd_epi16(p, ones));
-                }
-            }
-            const __m256i sc =
-                _mm256_load_si256((const __m256i *)(const void *)(wp + 2048 + 32 * sub));
-#pragma GCC unroll 4
-            for (int j = 0; j < nt; j++)
-                ts[j] = _mm256_add_epi32(ts[j], _mm256_mullo_epi32(si[j], sc));
-        }
-        const __m256 d = _mm256_load_ps((const float *)(const void *)(wp + (q6 ? 2560 : 2432)));
+    for (int g0 = 0; g0 < per; g0 += grp) {
 #pragma GCC unroll 4
         for (int j = 0; j < nt; j++) {
-            const float da = ldf(ab + (size_t)(j * K_SEG2 + s) * K_AB2);
-            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ts[j]),
-                                     _mm256_mul_ps(d, _mm256_set1_ps(da)), acc[j]);
-        }
-        if (!q6) {
-            const __m256 dm = _mm256_load_ps((const float *)(const void *)(wp + 2464));
-#pragma GCC unroll 4
-            for (int j = 0; j < nt; j++) {
-                const uint8_t *ap = ab + (size_t)(j * K_SEG2 + s) * K_AB2;
-                __m256i mm = _mm256_setzero_si256();
-#pragma GCC unroll 4
-                for (int i = 0; i < 4; i++)
-                    mm = _mm256_add_epi32(
-                        mm,
-                        _mm256_madd_epi16(
-                            _mm256_load_si256((const __m256i *)(const void *)(wp + 2304 + 32 * i)),
-                            bcast32(ap + 4 + 4 * i)));
-                acc[j] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mm),
-                                          _mm256_mul_ps(dm, _mm256_set1_ps(ldf(ap))), acc[j]);
+            __m256i p = _mm256_setzero_si256();
+#pragma GCC unroll 8
+            for (int k = g0; k < g0 + grp; k++) {
+                const int m = per * sub + k;
+                const __m256i x = _mm256_load_si256((const __m256i *)(const void *)(wp + 32 * m));
+                p = _mm256_add_epi16(p, _mm256_maddubs_epi16(x, bcast32(at[j] + ao + 4 * m)));
             }
-        }
-    }
-#pragma GCC unroll 4
-    for (int j = 0; j < nt; j++) lanes_store8(acc[j], out + j * os, nr);
-}
-
-RF_INLINE void k_tile(int q6, int64_t n, int64_t n_rows, const uint8_t *w, size_t ws, int64_t n_tok,
-                      const uint8_t *a, size_t as, float *out, int64_t os) {
-    _Alignas(64) uint8_t wbuf[K_SEG2 * K_WB2];
-    _Alignas(64) uint8_t abuf[TCH2 * K_SEG2 * K_AB2];
-    const int64_t nsb = n / 256;
-    const size_t bw = q6 ? 210 : 144;
-    for (int64_t c0 = 0; c0 < n_tok; c0 += TCH2) {
-        const int nc = (int)(n_tok - c0 < TCH2 ? n_tok - c0 : TCH2);
-        for (int64_t k0 = 0; k0 < nsb; k0 += K_SEG2) {
-            const int sk = (int)(nsb - k0 < K_SEG2 ? nsb - k0 : K_SEG2);
-            for (int j = 0; j < nc; j++)
-                for (int s = 0; s < sk; s++)
-                    k_prep_t(q6, a + (size_t)(c0 + j) * as + (size_t)(k0 + s) * 292,
-                             abuf + (size_t)(j * K_SEG2 + s) * K_AB2);
-            for (int64_t r0 = 0; r0 < n_rows; r0 += TW2) {
-                const int nr = (int)(n_rows - r0 < TW2 ? n_rows - r0 : TW2);
-                const uint8_t *rows[TW2];
-                tile_rows8(w, ws, r0, nr, rows);
-                const size_t ahead = (size_t)nr * ws;
-                for (int s = 0; s < sk; s++) {
-                    const size_t off = (size_t)(k0 + s) * bw;
-                    for (int i = 0; i < nr; i++) prefetch_span(rows[i] + off, ahead, bw);
-                    k_unpack_t(q6, rows, off, wbuf + (size_t)s * K_WB2);
-                }
-#define K_PASS(NT)                                                                                 \
-    k_kernel_t(q6, (NT), sk, wbuf, at, k0, abuf + (size_t)p0 * K_SEG2 * K_AB2,                     \
-               out + (c0 + p0) * os + r0, os, nr, k0 > 0)
-                TOKEN_PASSES2(K_PASS)
-#undef K_PASS
-            }
+            si[j] = _mm256_add_epi32(si[j], _mm256_madd_epi16(p, ones));
         }
     }
 }
 
-static void avx2_dot_tile(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t ws,
-                          int64_t n_tok, const void *a, size_t as, float *out, int64_t os) {
-    const uint8_t *wp = w, *ap = a;
-    if (n_tok >= tile_min_tok(t)) {
-        switch (t) {
-        case RF_TYPE_Q4_0:
-            b32_tile(RF_TYPE_Q4_0, n, n_rows, wp, ws, n_tok, ap, as, out, os);
-            return;
-        case RF_TYPE_Q4_1:
-            b32_tile(RF_TYPE_Q4_1, n, n_rows, wp, ws, n_tok, ap, as, out, os);
-            return;
-        case RF_TYPE_Q5_1:
-            b32_tile(RF_TYPE_Q5_1, n, n_rows, wp, ws, n_tok, ap, as, out, os);
-            return;
-        case RF_TYPE_Q5_0:
-            b32_tile(RF_TYPE_Q5_0, n, n_rows, wp, ws, n_tok, ap, as, out, os);
-            return;
-        case RF_TYPE_Q8_0:
-            b32_tile(RF_TYPE_Q8_0, n, n_rows, wp, ws, n_tok, ap, as, out, os);
-            return;
-        case RF_TYPE_Q4_K:
-            k_tile(0, n, n_rows, wp, ws, n_tok, ap, as, out, os);
-            return;
-        case RF_TYPE_Q6_K:
-            k_tile(1, n, n_rows, wp, ws, n_tok, ap, as, out, os);
-            return;
-        default:
-            break;
-        }
-    }
-    if (n_tok == 1) {
-        avx2_dot_rows(t, n, n_rows, w, ws, a, out);
-        return;
-    }
-    for (int64_t r = 0; r < n_rows; r += 16) { /* other types: a 16-row tile per token */
-        const int64_t nr = n_rows - r < 16 ? n_rows - r : 16;
-        for (int64_t j = 0; j < n_tok; j++)
-            avx2_dot_rows(t, n, nr, wp + (size_t)r * ws, ws, ap + (size_t)j * as, out + j * os + r);
-    }
-}
+TILE_DEFINE_DOT_TILE(avx2_dot_tile, 0, avx2_dot_rows)
 
 const rf_kernels rf_kernels_avx2 = {
     .isa = RF_ISA_AVX2,

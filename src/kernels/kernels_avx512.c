@@ -27,7 +27,7 @@
  *    applied to maddubs' int16 pair sums with VPMADDWD/VPDPWSSD, so the integer sum of a whole
  *    super-block is exact in int32 before one float multiply-add.
  *  - dot_tile (prefill, batched decode) transposes tiles of 16 rows so that each int32 lane is a
- *    row: see its section below.
+ *    row: the loop of tile_loop.h over this file's mapping and unpack and dot pieces.
  */
 #if defined(__x86_64__)
 
@@ -607,90 +607,59 @@ ROWS8_FN(dot_bf16, float_rows(RF_TYPE_BF16, nr, nu, W_R, ws, a, out + r))
 ROWS8_FN(dot_bf16_native, bf16_native_rows(nr, nu, W_R, ws, a, out + r))
 #undef W_R
 
-#define DEFINE_DOT_ROWS(sfx, qsfx, bf16)                                                           \
-    static void avx512_dot_rows##sfx(rf_type t, int64_t n, int64_t n_rows, const void *w,          \
-                                     size_t ws, const void *a, float *out) {                       \
-        const uint8_t *wp = w, *ap = a;                                                            \
-        switch (t) {                                                                               \
-        case RF_TYPE_Q4_0:                                                                         \
-            dot_q4_0##qsfx(n / 32, n_rows, wp, ws, ap, out);                                       \
-            return;                                                                                \
-        case RF_TYPE_Q4_1:                                                                         \
-            dot_q4_1##qsfx(n / 32, n_rows, wp, ws, ap, out);                                       \
-            return;                                                                                \
-        case RF_TYPE_Q5_0:                                                                         \
-            dot_q5_0##qsfx(n / 32, n_rows, wp, ws, ap, out);                                       \
-            return;                                                                                \
-        case RF_TYPE_Q5_1:                                                                         \
-            dot_q5_1##qsfx(n / 32, n_rows, wp, ws, ap, out);                                       \
-            return;                                                                                \
-        case RF_TYPE_Q8_0:                                                                         \
-            dot_q8_0##qsfx(n / 32, n_rows, wp, ws, ap, out);                                       \
-            return;                                                                                \
-        case RF_TYPE_Q4_K:                                                                         \
-            dot_q4_k##qsfx(n / 256, n_rows, wp, ws, ap, out);                                      \
-            return;                                                                                \
-        case RF_TYPE_Q5_K:                                                                         \
-            dot_q5_k##qsfx(n / 256, n_rows, wp, ws, ap, out);                                      \
-            return;                                                                                \
-        case RF_TYPE_Q6_K:                                                                         \
-            dot_q6_k##qsfx(n / 256, n_rows, wp, ws, ap, out);                                      \
-            return;                                                                                \
-        case RF_TYPE_F32:                                                                          \
-            dot_f32(n, n_rows, wp, ws, ap, out);                                                   \
-            return;                                                                                \
-        case RF_TYPE_F16:                                                                          \
-            dot_f16(n, n_rows, wp, ws, ap, out);                                                   \
-            return;                                                                                \
-        case RF_TYPE_BF16:                                                                         \
-            bf16(n, n_rows, wp, ws, ap, out);                                                      \
-            return;                                                                                \
-        default: /* no fast kernel: the reference (asserts on types without a dot) */              \
-            rf_kernels_scalar.dot_rows(t, n, n_rows, w, ws, a, out);                               \
-            return;                                                                                \
-        }                                                                                          \
-    }
-
-DEFINE_DOT_ROWS(_plain, _plain, dot_bf16)
-DEFINE_DOT_ROWS(_vnni, _vnni, dot_bf16)
-DEFINE_DOT_ROWS(_bf16, _vnni, dot_bf16_native)
+RF_X86_DEFINE_DOT_ROWS(avx512_dot_rows_plain, _plain, dot_bf16)
+RF_X86_DEFINE_DOT_ROWS(avx512_dot_rows_vnni, _vnni, dot_bf16)
+RF_X86_DEFINE_DOT_ROWS(avx512_dot_rows_bf16, _vnni, dot_bf16_native)
 
 /* ------------------------------------------------------------------------------------------ */
-/* dot_tile: 16 rows against a group of tokens, one row per int32 lane                         */
+/* dot_tile: 16 rows against a group of tokens, one row per int32 lane (tile_loop.h)          */
 /* ------------------------------------------------------------------------------------------ */
 
-/* dot_rows puts the values of one row along a vector, so every block ends in a horizontal sum
- * per row and token. dot_tile turns that around: rows are taken 16 at a time, one per int32 lane.
- * Each tile's columns (a segment at a time) are first unpacked into a stack buffer in a
- * transposed form, once for all the tokens of a chunk: vector m holds, in lane i, the four levels
- * 4m..4m+3 of row i (unsigned: Q4_0 0..15, Q5_0 0..31, Q8_0 q + 128 with VNNI or q itself
- * without, Q4_K 0..15, Q6_K 0..63), next to the rows' scales as lane vectors (fp16 scales as
- * floats, the K-quants' sub-block scales and mins as int32). A token's activation bytes 4m..4m+3
- * are broadcast to every lane and VPDPBUSD (or its emulation) accumulates the 16 rows at once:
- * per block (32 values: 8 steps) or sub-block an exact int32 sum per row, with no horizontal
- * sums, then one float multiply-add per block and token for all 16 rows. The level offsets (-8,
- * -16, Q8_0's +128, Q6_K's -32) are removed exactly by starting a block's sum at minus the offset
- * times the activation's block (or sub-block) sum. The per-token data (those sums and the
- * scales) is prepared once per chunk of TCH tokens and segment, for every row tile; tokens then
- * go through the tile 8 at a time (then 4, 2, 1). Fewer than 16 rows repeat the last row and
- * drop its results.
- *
- * Arithmetic: each row's result is one float chain over its blocks in order,
- * acc = fma((float)isum_b, d_b * da_b, acc) from 0 (Q4_1/Q5_1: then acc = fma(m_b, s_b, acc),
- * the block's min times the Q8_1 activation's d * sum(q); K-quants, per super-block: the same with
- * d * da, then acc = fnmadd((float)min_sum, dmin * da, acc)); a later segment continues the chain
- * from where the earlier one stored it. dot_rows (b32_chain_rows, k_affine_rows, q6_k_rows) runs
- * the same chains, so a token gets the same bits whether it is dotted alone or in a batch of any
- * size: batched decode and prefill do not change any sequence's logits. Against the scalar
- * reference the integer parts are exact and only the float order differs. */
-#define TW      16   /* rows per tile: one per lane */
-#define TT      8    /* tokens per pass */
-#define TCH     128  /* tokens per chunk: their prepared data is kept for every row tile */
-#define B32_SEG 32   /* blocks per segment (1024 values) */
-#define B32_WB  640  /* bytes per block of 16 rows: 8 level vectors, 16 scales, 16 mins */
-#define K_SEG   4    /* super-blocks per segment */
-#define K_WB    5248 /* per super-block of 16 rows: 64 level vectors, scales, mins, d, dmin */
-#define K_AB    80   /* per token and super-block: scale, bsum pairs or Q6_K corrections */
+/* The mapping tile_loop.h's loop is written over: 16 rows per tile, one per lane of a 512-bit
+ * vector, 8 tokens per pass. */
+#define TILE_W 16
+#define TILE_T 8
+typedef __m512 tile_vf;
+typedef __m512i tile_vi;
+#define TV_LOADF(p)                _mm512_load_ps((const void *)(p))
+#define TV_LOADI(p)                _mm512_load_si512((const void *)(p))
+#define TV_SETF(x)                 _mm512_set1_ps(x)
+#define TV_SETI(x)                 _mm512_set1_epi32(x)
+#define TV_ZEROI()                 _mm512_setzero_si512()
+#define TV_ADDI(a, b)              _mm512_add_epi32(a, b)
+#define TV_MULLOI(a, b)            _mm512_mullo_epi32(a, b)
+#define TV_CVTF(v)                 _mm512_cvtepi32_ps(v)
+#define TV_MULF(a, b)              _mm512_mul_ps(a, b)
+#define TV_FMADD(a, b, c)          _mm512_fmadd_ps(a, b, c)
+#define TV_FNMADD(a, b, c)         _mm512_fnmadd_ps(a, b, c)
+#define TV_DPWSSD(acc, p, q, vnni) dpwssd(acc, p, q, vnni)
+#define TV_STOREF(p, v)            _mm512_store_ps((void *)(p), v)
+#define TV_STOREI(p, v)            _mm512_store_si512((void *)(p), v)
+#define TV_SET8(x)                 _mm512_set1_epi8(x)
+#define TV_ANDI(a, b)              _mm512_and_si512(a, b)
+#define TV_ORI(a, b)               _mm512_or_si512(a, b)
+#define TV_XORI(a, b)              _mm512_xor_si512(a, b)
+#define TV_OR_AND(a, b, c)         _mm512_ternarylogic_epi32(a, b, c, 0xF8)
+#define TV_SLLI16(v, n)            _mm512_slli_epi16(v, n)
+#define TV_SRLI16(v, n)            _mm512_srli_epi16(v, n)
+#define TV_SLLI32(v, n)            _mm512_slli_epi32(v, n)
+#define TV_SRLI32(v, n)            _mm512_srli_epi32(v, n)
+#define TV_SRAI32(v, n)            _mm512_srai_epi32(v, n)
+#define TV_HALVES_F(p)             _mm512_cvtph_ps(_mm256_load_si256((const void *)(p)))
+#define TV_LOW_HALF_F(v)           _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v))
+#define TV_TRANSPOSE(r, y)         transpose16x8(r, y)
+
+/* Lanes [0, nr) of out: a later segment continues the chains where the earlier one stored them
+ * (go_on = 1), else they start at 0. */
+RF_INLINE __m512 lanes_load(const float *out, int nr, int go_on) {
+    const __mmask16 m = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1);
+    return go_on ? _mm512_maskz_loadu_ps(m, out) : _mm512_setzero_ps();
+}
+
+RF_INLINE void lanes_store(__m512 v, float *out, int nr) {
+    const __mmask16 m = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1);
+    _mm512_mask_storeu_ps(out, m, v);
+}
 
 /* Transposes 16 rows of 8 dwords (row j in r[j]) into y[k]: lane i = dword k of row i. */
 RF_INLINE void transpose16x8(const __m256i *r, __m512i *y) {
@@ -721,6 +690,8 @@ RF_INLINE void transpose16x8(const __m256i *r, __m512i *y) {
     }
 }
 
+#include "kernels/tile_loop.h"
+
 /* Four bytes anywhere, as the memory operand of an embedded broadcast. */
 typedef uint32_t __attribute__((may_alias, aligned(1))) u32_any;
 
@@ -735,506 +706,105 @@ RF_INLINE __m512i dpbusd_b(__m512i acc, __m512i x, const uint8_t *p, int vnni) {
     return dpbusd(acc, x, _mm512_set1_epi32((int)ld32(p)), 0);
 }
 
-/* Lanes [0, nr) of out: a later segment continues the chains where the earlier one stored them
- * (go_on = 1), else they start at 0. */
-RF_INLINE __m512 lanes_load(const float *out, int nr, int go_on) {
-    const __mmask16 m = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1);
-    return go_on ? _mm512_maskz_loadu_ps(m, out) : _mm512_setzero_ps();
-}
-
-RF_INLINE void lanes_store(__m512 v, float *out, int nr) {
-    const __mmask16 m = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1);
-    _mm512_mask_storeu_ps(out, m, v);
-}
-
 /* -- 32-value formats -- */
 
-/* Block b of the 16 rows rows[i] into the transposed form at dst. */
-RF_INLINE void b32_unpack_t(rf_type t, int vnni, const uint8_t *const *rows, size_t off,
-                            uint8_t *dst) {
-    __m256i lv[16];
-    _Alignas(32) uint16_t d[16], m[16];
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++) {
-        const uint8_t *wb = rows[i] + off;
-        d[i] = ld16(wb);
-        m[i] = b32_affine(t) ? ld16(wb + 2) : 0;
-        if (t == RF_TYPE_Q8_0) {
-            lv[i] = loadu256(wb + 2);
-        } else {
-            const __m256i q = _mm256_broadcastsi128_si256(loadu128(wb + b32_qs(t)));
-            __m256i x = _mm256_and_si256(_mm256_srlv_epi64(q, _mm256_setr_epi64x(0, 0, 4, 4)),
-                                         _mm256_set1_epi8(0x0F));
-            if (b32_qh(t))
-                x = _mm256_mask_add_epi8(x, _cvtu32_mask32(ld32(wb + b32_qh(t))), x,
-                                         _mm256_set1_epi8(0x10));
-            lv[i] = x;
-        }
-    }
-    __m512i y[8];
-    transpose16x8(lv, y);
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; k++) {
-        if (t == RF_TYPE_Q8_0 && vnni) y[k] = _mm512_xor_si512(y[k], _mm512_set1_epi8((char)0x80));
-        _mm512_store_si512((void *)(dst + 64 * k), y[k]);
-    }
-    _mm512_store_ps((void *)(dst + 512),
-                    _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(const void *)d)));
-    if (b32_affine(t))
-        _mm512_store_ps((void *)(dst + 576),
-                        _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(const void *)m)));
+/* The 32 levels of a nibble-format block: the 16 bytes broadcast, the high nibbles shifted down
+ * in the upper half; Q5's fifth bits are the byte mask qh. */
+RF_INLINE __m256i b32_levels_t(rf_type t, const uint8_t *wb) {
+    const __m256i q = _mm256_broadcastsi128_si256(loadu128(wb + b32_qs(t)));
+    __m256i x = _mm256_and_si256(_mm256_srlv_epi64(q, _mm256_setr_epi64x(0, 0, 4, 4)),
+                                 _mm256_set1_epi8(0x0F));
+    if (b32_qh(t))
+        x = _mm256_mask_add_epi8(x, _cvtu32_mask32(ld32(wb + b32_qh(t))), x,
+                                 _mm256_set1_epi8(0x10));
+    return x;
 }
 
-/* One token's block at a0 (Q8_0, or Q8_1 for the affine formats): its scale, the offset
- * correction -off * sum(q) and (Q8_1) its s. */
-RF_INLINE void b32_prep_t(rf_type t, int vnni, const uint8_t *a0, float *da, int32_t *negc,
-                          float *sa) {
-    *da = _cvtsh_ss(ld16(a0));
-    *sa = b32_affine(t) ? _cvtsh_ss(ld16(a0 + 2)) : 0.0f;
-    const int off = t == RF_TYPE_Q8_0 ? (vnni ? 128 : 0) : b32_offset(t);
-    *negc = 0;
-    if (off) {
-        const __m256i s = _mm256_madd_epi16(
-            _mm256_maddubs_epi16(_mm256_set1_epi8(1), loadu256(a0 + 2)), _mm256_set1_epi16(1));
-        __m128i x = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-        x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0x4E));
-        x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0xB1));
-        *negc = -off * _mm_cvtsi128_si32(x);
-    }
-}
-
-/* nt (<= TT) tokens at at[t] (raw activation rows, from block b0) against the nb transposed
- * blocks at wb: out[t * os + lane] (+)= the dots. */
-RF_INLINE void b32_kernel_t(rf_type t, int vnni, int nt, int64_t nb, const uint8_t *wb,
-                            const uint8_t *const *at, int64_t b0, const float *da,
-                            const int32_t *negc, const float *sa, float *out, int64_t os, int nr,
-                            int go_on) {
-    const int sign = t == RF_TYPE_Q8_0 && !vnni;
-    __m512 acc[TT];
+/* si[j] += the level dots of the transposed block wp with token j's bytes at at[j] + ao. */
+RF_INLINE void b32_dots_t(rf_type t, int vnni, int nt, const uint8_t *wp, const uint8_t *const *at,
+                          size_t ao, tile_vi *si) {
+    if (t == RF_TYPE_Q8_0 && !vnni) { /* |q| x sign(a, q) */
 #pragma GCC unroll 8
-    for (int j = 0; j < nt; j++) acc[j] = lanes_load(out + j * os, nr, go_on);
-    for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *wp = wb + (size_t)b * B32_WB;
-        const size_t ao = (size_t)(b0 + b) * b32_act_bytes(t) + b32_act_qs(t);
-        __m512i si[TT];
+        for (int k = 0; k < 8; k++) {
+            const __m512i q = _mm512_load_si512((const void *)(wp + 64 * k));
+            const __m512i x = _mm512_abs_epi8(q);
+            const __mmask64 m = _mm512_movepi8_mask(q);
 #pragma GCC unroll 8
-        for (int j = 0; j < nt; j++) si[j] = _mm512_set1_epi32(negc[j * B32_SEG + b]);
-        if (sign) {
-#pragma GCC unroll 8
-            for (int k = 0; k < 8; k++) {
-                const __m512i q = _mm512_load_si512((const void *)(wp + 64 * k));
-                const __m512i x = _mm512_abs_epi8(q);
-                const __mmask64 m = _mm512_movepi8_mask(q);
-#pragma GCC unroll 8
-                for (int j = 0; j < nt; j++) {
-                    const __m512i a = _mm512_set1_epi32((int)ld32(at[j] + ao + 4 * k));
-                    const __m512i sq = _mm512_mask_sub_epi8(a, m, _mm512_setzero_si512(), a);
-                    si[j] = dpbusd(si[j], x, sq, 0);
-                }
+            for (int j = 0; j < nt; j++) {
+                const __m512i a = _mm512_set1_epi32((int)ld32(at[j] + ao + 4 * k));
+                const __m512i sq = _mm512_mask_sub_epi8(a, m, _mm512_setzero_si512(), a);
+                si[j] = dpbusd(si[j], x, sq, 0);
             }
-        } else if (!vnni) { /* levels <= 31: four pair sums fit in int16 before widening */
+        }
+    } else if (!vnni) { /* levels <= 31: four pair sums fit in int16 before widening */
 #pragma GCC unroll 2
-            for (int k0 = 0; k0 < 8; k0 += 4) {
-                __m512i x[4];
+        for (int k0 = 0; k0 < 8; k0 += 4) {
+            __m512i x[4];
+#pragma GCC unroll 4
+            for (int k = 0; k < 4; k++)
+                x[k] = _mm512_load_si512((const void *)(wp + 64 * (k0 + k)));
+#pragma GCC unroll 8
+            for (int j = 0; j < nt; j++) {
+                __m512i p = _mm512_setzero_si512();
 #pragma GCC unroll 4
                 for (int k = 0; k < 4; k++)
-                    x[k] = _mm512_load_si512((const void *)(wp + 64 * (k0 + k)));
-#pragma GCC unroll 8
-                for (int j = 0; j < nt; j++) {
-                    __m512i p = _mm512_setzero_si512();
-#pragma GCC unroll 4
-                    for (int k = 0; k < 4; k++)
-                        p = _mm512_add_epi16(
-                            p, _mm512_maddubs_epi16(
-                                   x[k], _mm512_set1_epi32((int)ld32(at[j] + ao + 4 * (k0 + k)))));
-                    si[j] = _mm512_add_epi32(si[j], _mm512_madd_epi16(p, _mm512_set1_epi16(1)));
-                }
-            }
-        } else {
-#pragma GCC unroll 8
-            for (int k = 0; k < 8; k++) {
-                const __m512i x = _mm512_load_si512((const void *)(wp + 64 * k));
-#pragma GCC unroll 8
-                for (int j = 0; j < nt; j++) si[j] = dpbusd_b(si[j], x, at[j] + ao + 4 * k, 1);
+                    p = _mm512_add_epi16(
+                        p, _mm512_maddubs_epi16(
+                               x[k], _mm512_set1_epi32((int)ld32(at[j] + ao + 4 * (k0 + k)))));
+                si[j] = _mm512_add_epi32(si[j], _mm512_madd_epi16(p, _mm512_set1_epi16(1)));
             }
         }
-        const __m512 dw = _mm512_load_ps((const void *)(wp + 512));
+    } else {
 #pragma GCC unroll 8
-        for (int j = 0; j < nt; j++)
-            acc[j] =
-                _mm512_fmadd_ps(_mm512_cvtepi32_ps(si[j]),
-                                _mm512_mul_ps(dw, _mm512_set1_ps(da[j * B32_SEG + b])), acc[j]);
-        if (b32_affine(t)) {
-            const __m512 mw = _mm512_load_ps((const void *)(wp + 576));
+        for (int k = 0; k < 8; k++) {
+            const __m512i x = _mm512_load_si512((const void *)(wp + 64 * k));
 #pragma GCC unroll 8
-            for (int j = 0; j < nt; j++)
-                acc[j] = _mm512_fmadd_ps(mw, _mm512_set1_ps(sa[j * B32_SEG + b]), acc[j]);
-        }
-    }
-#pragma GCC unroll 8
-    for (int j = 0; j < nt; j++) lanes_store(acc[j], out + j * os, nr);
-}
-
-/* Clamped row pointers of the tile at r0 (rows past n_rows repeat the last). */
-RF_INLINE void tile_rows(const uint8_t *w, size_t ws, int64_t r0, int nr, const uint8_t **rows) {
-    for (int i = 0; i < TW; i++) rows[i] = w + (size_t)(r0 + (i < nr ? i : nr - 1)) * ws;
-}
-
-/* The passes over the chunk's nc tokens (from c0): TT at a time, then 4, 2, 1; p0 is the pass's
- * first token in the chunk, at[] its rows. */
-#define TOKEN_PASSES(call)                                                                         \
-    for (int p0 = 0; p0 < nc;) {                                                                   \
-        const int left = nc - p0;                                                                  \
-        const int np = left >= TT ? TT : left >= 4 ? 4 : left >= 2 ? 2 : 1;                        \
-        const uint8_t *at[TT];                                                                     \
-        for (int j = 0; j < np; j++) at[j] = a + (size_t)(c0 + p0 + j) * as;                       \
-        if (np == TT)                                                                              \
-            call(TT);                                                                              \
-        else if (np == 4)                                                                          \
-            call(4);                                                                               \
-        else if (np == 2)                                                                          \
-            call(2);                                                                               \
-        else                                                                                       \
-            call(1);                                                                               \
-        p0 += np;                                                                                  \
-    }
-
-RF_INLINE void b32_tile(rf_type t, int vnni, int64_t n, int64_t n_rows, const uint8_t *w, size_t ws,
-                        int64_t n_tok, const uint8_t *a, size_t as, float *out, int64_t os) {
-    _Alignas(64) uint8_t wbuf[B32_SEG * B32_WB];
-    float da[TCH * B32_SEG], sa[TCH * B32_SEG];
-    int32_t negc[TCH * B32_SEG];
-    const int64_t nb = n / 32;
-    const size_t bw = b32_bytes(t), ba = b32_act_bytes(t);
-    for (int64_t c0 = 0; c0 < n_tok; c0 += TCH) {
-        const int nc = (int)(n_tok - c0 < TCH ? n_tok - c0 : TCH);
-        for (int64_t b0 = 0; b0 < nb; b0 += B32_SEG) {
-            const int sb = (int)(nb - b0 < B32_SEG ? nb - b0 : B32_SEG);
-            for (int j = 0; j < nc; j++) {
-                const uint8_t *arow = a + (size_t)(c0 + j) * as + (size_t)b0 * ba;
-                for (int b = 0; b < sb; b++)
-                    b32_prep_t(t, vnni, arow + (size_t)b * ba, &da[j * B32_SEG + b],
-                               &negc[j * B32_SEG + b], &sa[j * B32_SEG + b]);
-            }
-            for (int64_t r0 = 0; r0 < n_rows; r0 += TW) {
-                const int nr = (int)(n_rows - r0 < TW ? n_rows - r0 : TW);
-                const uint8_t *rows[TW];
-                tile_rows(w, ws, r0, nr, rows);
-                const size_t ahead = (size_t)nr * ws;
-                for (int b = 0; b < sb; b++) {
-                    const size_t off = (size_t)(b0 + b) * bw;
-                    for (int i = 0; i < nr; i++) prefetch_span(rows[i] + off, ahead, bw);
-                    b32_unpack_t(t, vnni, rows, off, wbuf + (size_t)b * B32_WB);
-                }
-#define B32_PASS(NT)                                                                               \
-    b32_kernel_t(t, vnni, (NT), sb, wbuf, at, b0, da + p0 * B32_SEG, negc + p0 * B32_SEG,          \
-                 sa + p0 * B32_SEG, out + (c0 + p0) * os + r0, os, nr, b0 > 0)
-                TOKEN_PASSES(B32_PASS)
-#undef B32_PASS
-            }
+            for (int j = 0; j < nt; j++) si[j] = dpbusd_b(si[j], x, at[j] + ao + 4 * k, 1);
         }
     }
 }
 
 /* -- K-quants -- */
 
-/* Super-block at offset off of the 16 rows rows[i] (Q4_K, or Q6_K when q6) into the transposed
- * form at dst: level vector m (value 4m..4m+3 of each row) at 64 m; then the sub-block scales as
- * int32 lane vectors (Q4_K: 8 at 4096, Q6_K: 16 at 4096); Q4_K: the mins as int16 pairs
- * (m[2i], m[2i+1]) per lane, 4 vectors at 4608, dmin at 4928; d (floats) at 4864 (Q4_K) or
- * 5120 (Q6_K). */
-RF_INLINE void k_unpack_t(int q6, const uint8_t *const *rows, size_t off, uint8_t *dst) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
-    __m256i r[16];
-    __m512i y[8];
-    if (!q6) {
-#pragma GCC unroll 4
-        for (int c = 0; c < 4; c++) { /* 32 qs bytes: values 64c + l (low) and 64c + 32 + l */
-#pragma GCC unroll 16
-            for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off + 16 + 32 * c);
-            transpose16x8(r, y);
+/* si[j] += the level dots of sub-block sub of the transposed super-block wp with token j's bytes
+ * at at[j] + ao. */
+RF_INLINE void k_dots_t(int q6, int vnni, int nt, const uint8_t *wp, int sub,
+                        const uint8_t *const *at, size_t ao, tile_vi *si) {
+    const int per = q6 ? 4 : 8;
+    if (vnni) {
 #pragma GCC unroll 8
-            for (int k = 0; k < 8; k++) {
-                _mm512_store_si512((void *)(dst + 64 * (16 * c + k)), _mm512_and_si512(y[k], m4));
-                _mm512_store_si512((void *)(dst + 64 * (16 * c + 8 + k)),
-                                   _mm512_and_si512(_mm512_srli_epi16(y[k], 4), m4));
-            }
+        for (int k = 0; k < per; k++) {
+            const int m = per * sub + k;
+            const __m512i x = _mm512_load_si512((const void *)(wp + 64 * m));
+#pragma GCC unroll 8
+            for (int j = 0; j < nt; j++) si[j] = dpbusd_b(si[j], x, at[j] + ao + 4 * m, 1);
         }
-        /* words 0-3 of each row: d and dmin, then the 12 bytes of scales and mins */
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off);
-        transpose16x8(r, y);
-        const __m512i hd = y[0], u0 = y[1], u1 = y[2], u2 = y[3];
-        const __m512i lo6 = _mm512_set1_epi32(0x3F3F3F3F), lo4 = _mm512_set1_epi32(0x0F0F0F0F);
-        const __m512i b45 = _mm512_set1_epi32(0x30303030);
-        const __m512i sc_lo = _mm512_and_si512(u0, lo6);
-        const __m512i sc_hi = _mm512_or_si512(_mm512_and_si512(u2, lo4),
-                                              _mm512_and_si512(_mm512_srli_epi32(u0, 2), b45));
-        const __m512i m_lo = _mm512_and_si512(u1, lo6);
-        const __m512i m_hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(u2, 4), lo4),
-                                             _mm512_and_si512(_mm512_srli_epi32(u1, 2), b45));
-        const __m512i b0 = _mm512_set1_epi32(0xFF), b2 = _mm512_set1_epi32(0xFF0000);
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; j++) {
-            _mm512_store_si512((void *)(dst + 4096 + 64 * j),
-                               _mm512_and_si512(_mm512_srli_epi32(sc_lo, 8 * j), b0));
-            _mm512_store_si512((void *)(dst + 4096 + 64 * (j + 4)),
-                               _mm512_and_si512(_mm512_srli_epi32(sc_hi, 8 * j), b0));
-        }
-        /* (m[2i], m[2i+1]) as int16 pairs */
-        _mm512_store_si512((void *)(dst + 4608),
-                           _mm512_or_si512(_mm512_and_si512(m_lo, b0),
-                                           _mm512_and_si512(_mm512_slli_epi32(m_lo, 8), b2)));
-        _mm512_store_si512((void *)(dst + 4672),
-                           _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(m_lo, 16), b0),
-                                           _mm512_and_si512(_mm512_srli_epi32(m_lo, 8), b2)));
-        _mm512_store_si512((void *)(dst + 4736),
-                           _mm512_or_si512(_mm512_and_si512(m_hi, b0),
-                                           _mm512_and_si512(_mm512_slli_epi32(m_hi, 8), b2)));
-        _mm512_store_si512((void *)(dst + 4800),
-                           _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(m_hi, 16), b0),
-                                           _mm512_and_si512(_mm512_srli_epi32(m_hi, 8), b2)));
-        _mm512_store_ps((void *)(dst + 4864), _mm512_cvtph_ps(_mm512_cvtepi32_epi16(hd)));
-        _mm512_store_ps((void *)(dst + 4928),
-                        _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(hd, 16))));
         return;
     }
-    const __m512i m2 = _mm512_set1_epi8(0x30);
-#pragma GCC unroll 2
-    for (int n = 0; n < 2; n++) {
-        __m512i ta[8], tb[8], th[8];
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off + 64 * n);
-        transpose16x8(r, ta);
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off + 64 * n + 32);
-        transpose16x8(r, tb);
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; i++) r[i] = loadu256(rows[i] + off + 128 + 32 * n);
-        transpose16x8(r, th);
-        /* value 128n + 32q + 4k + (0..3): vector 32n + 8q + k; A | (B & C) is 0xF8 */
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; k++) {
-            uint8_t *d = dst + 64 * (32 * n + k);
-            _mm512_store_si512((void *)d,
-                               _mm512_ternarylogic_epi32(_mm512_and_si512(ta[k], m4),
-                                                         _mm512_slli_epi16(th[k], 4), m2, 0xF8));
-            _mm512_store_si512((void *)(d + 512),
-                               _mm512_ternarylogic_epi32(_mm512_and_si512(tb[k], m4),
-                                                         _mm512_slli_epi16(th[k], 2), m2, 0xF8));
-            _mm512_store_si512(
-                (void *)(d + 1024),
-                _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ta[k], 4), m4), th[k],
-                                          m2, 0xF8));
-            _mm512_store_si512(
-                (void *)(d + 1536),
-                _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(tb[k], 4), m4),
-                                          _mm512_srli_epi16(th[k], 2), m2, 0xF8));
-        }
-    }
-    /* the 16 scales and d: words 0-3 and the low half of word 4 of the 18 bytes at 192 */
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++)
-        r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(loadu128(rows[i] + off + 192)),
-                                       _mm_cvtsi32_si128(ld16(rows[i] + off + 208)), 1);
-    transpose16x8(r, y);
+    /* pair sums added in int16 while they fit: 8 steps (levels <= 15), 2 (<= 63) */
+    const int grp = q6 ? 2 : 8;
 #pragma GCC unroll 4
-    for (int k = 0; k < 4; k++)
-#pragma GCC unroll 4
-        for (int b = 0; b < 4; b++) /* sign-extended byte b of word k: scale 4k + b */
-            _mm512_store_si512((void *)(dst + 4096 + 64 * (4 * k + b)),
-                               _mm512_srai_epi32(_mm512_slli_epi32(y[k], 24 - 8 * b), 24));
-    _mm512_store_ps((void *)(dst + 5120), _mm512_cvtph_ps(_mm512_cvtepi32_epi16(y[4])));
-}
-
-/* One token's super-block ak (Q8_K) at dst: d, then (Q4_K) the bsum pairs of its eight 32-value
- * sub-blocks as four int32 words of two int16 or (Q6_K) -32 * bsums[j] for the 16 sub-blocks. */
-RF_INLINE void k_prep_t(int q6, const uint8_t *ak, uint8_t *dst) {
-    memcpy(dst, ak, 4);
-    const __m256i bs = loadu256(ak + 260);
-    if (q6) {
-        _mm512_storeu_si512((void *)(dst + 4),
-                            _mm512_mullo_epi32(_mm512_cvtepi16_epi32(bs), _mm512_set1_epi32(-32)));
-    } else {
-        const __m256i bp = _mm256_madd_epi16(bs, _mm256_set1_epi16(1)); /* 8 x int32 */
-        _mm_storeu_si128(
-            (__m128i *)(void *)(dst + 4),
-            _mm_packs_epi32(_mm256_castsi256_si128(bp), _mm256_extracti128_si256(bp, 1)));
-    }
-}
-
-/* nt tokens at at[t] (raw Q8_K rows, from super-block k0) against the ns transposed super-blocks
- * at wb, prepared token data at ab (K_AB per token and super-block, K_SEG per token). */
-RF_INLINE void k_kernel_t(int q6, int vnni, int nt, int64_t ns, const uint8_t *wb,
-                          const uint8_t *const *at, int64_t k0, const uint8_t *ab, float *out,
-                          int64_t os, int nr, int go_on) {
-    __m512 acc[TT];
+    for (int g0 = 0; g0 < per; g0 += grp) {
+        __m512i x[8];
 #pragma GCC unroll 8
-    for (int j = 0; j < nt; j++) acc[j] = lanes_load(out + j * os, nr, go_on);
-    for (int64_t s = 0; s < ns; s++) {
-        const uint8_t *wp = wb + (size_t)s * K_WB;
-        const size_t ao = (size_t)(k0 + s) * 292 + 4;
-        __m512i ts[TT];
-#pragma GCC unroll 8
-        for (int j = 0; j < nt; j++) ts[j] = _mm512_setzero_si512();
-        const int nsub = q6 ? 16 : 8, per = q6 ? 4 : 8;
-        for (int sub = 0; sub < nsub; sub++) {
-            __m512i si[TT];
-#pragma GCC unroll 8
-            for (int j = 0; j < nt; j++)
-                si[j] = q6 ? _mm512_set1_epi32(
-                                 (int)ld32(ab + (size_t)(j * K_SEG + s) * K_AB + 4 + 4 * sub))
-                           : _mm512_setzero_si512();
-            if (vnni) {
-#pragma GCC unroll 8
-                for (int k = 0; k < per; k++) {
-                    const int m = per * sub + k;
-                    const __m512i x = _mm512_load_si512((const void *)(wp + 64 * m));
-#pragma GCC unroll 8
-                    for (int j = 0; j < nt; j++) si[j] = dpbusd_b(si[j], x, at[j] + ao + 4 * m, 1);
-                }
-            } else { /* pair sums added in int16 while they fit: 8 steps (levels <= 15), 2 (<= 63)
-                      */
-                const int grp = q6 ? 2 : 8;
-#pragma GCC unroll 4
-                for (int g0 = 0; g0 < per; g0 += grp) {
-                    __m512i x[8];
-#pragma GCC unroll 8
-                    for (int k = 0; k < grp; k++)
-                        x[k] = _mm512_load_si512((const void *)(wp + 64 * (per * sub + g0 + k)));
-#pragma GCC unroll 8
-                    for (int j = 0; j < nt; j++) {
-                        const uint8_t *ap = at[j] + ao + 4 * (per * sub + g0);
-                        __m512i p = _mm512_maddubs_epi16(x[0], _mm512_set1_epi32((int)ld32(ap)));
-#pragma GCC unroll 7
-                        for (int k = 1; k < grp; k++)
-                            p = _mm512_add_epi16(
-                                p, _mm512_maddubs_epi16(x[k],
-                                                        _mm512_set1_epi32((int)ld32(ap + 4 * k))));
-                        si[j] = _mm512_add_epi32(si[j], _mm512_madd_epi16(p, _mm512_set1_epi16(1)));
-                    }
-                }
-            }
-            const __m512i sc = _mm512_load_si512((const void *)(wp + 4096 + 64 * sub));
-#pragma GCC unroll 8
-            for (int j = 0; j < nt; j++)
-                ts[j] = _mm512_add_epi32(ts[j], _mm512_mullo_epi32(si[j], sc));
-        }
-        const __m512 d = _mm512_load_ps((const void *)(wp + (q6 ? 5120 : 4864)));
+        for (int k = 0; k < grp; k++)
+            x[k] = _mm512_load_si512((const void *)(wp + 64 * (per * sub + g0 + k)));
 #pragma GCC unroll 8
         for (int j = 0; j < nt; j++) {
-            const float da = ldf(ab + (size_t)(j * K_SEG + s) * K_AB);
-            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ts[j]),
-                                     _mm512_mul_ps(d, _mm512_set1_ps(da)), acc[j]);
-        }
-        if (!q6) {
-            __m512i mm[TT];
-#pragma GCC unroll 8
-            for (int j = 0; j < nt; j++) mm[j] = _mm512_setzero_si512();
-#pragma GCC unroll 4
-            for (int i = 0; i < 4; i++) {
-                const __m512i mp = _mm512_load_si512((const void *)(wp + 4608 + 64 * i));
-#pragma GCC unroll 8
-                for (int j = 0; j < nt; j++) {
-                    const __m512i bp = _mm512_set1_epi32(
-                        (int)ld32(ab + (size_t)(j * K_SEG + s) * K_AB + 4 + 4 * i));
-                    mm[j] = dpwssd(mm[j], mp, bp, vnni);
-                }
-            }
-            const __m512 dm = _mm512_load_ps((const void *)(wp + 4928));
-#pragma GCC unroll 8
-            for (int j = 0; j < nt; j++) {
-                const float da = ldf(ab + (size_t)(j * K_SEG + s) * K_AB);
-                acc[j] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mm[j]),
-                                          _mm512_mul_ps(dm, _mm512_set1_ps(da)), acc[j]);
-            }
-        }
-    }
-#pragma GCC unroll 8
-    for (int j = 0; j < nt; j++) lanes_store(acc[j], out + j * os, nr);
-}
-
-RF_INLINE void k_tile(int q6, int vnni, int64_t n, int64_t n_rows, const uint8_t *w, size_t ws,
-                      int64_t n_tok, const uint8_t *a, size_t as, float *out, int64_t os) {
-    _Alignas(64) uint8_t wbuf[K_SEG * K_WB];
-    _Alignas(64) uint8_t abuf[TCH * K_SEG * K_AB];
-    const int64_t nsb = n / 256;
-    const size_t bw = q6 ? 210 : 144;
-    for (int64_t c0 = 0; c0 < n_tok; c0 += TCH) {
-        const int nc = (int)(n_tok - c0 < TCH ? n_tok - c0 : TCH);
-        for (int64_t k0 = 0; k0 < nsb; k0 += K_SEG) {
-            const int sk = (int)(nsb - k0 < K_SEG ? nsb - k0 : K_SEG);
-            for (int j = 0; j < nc; j++)
-                for (int s = 0; s < sk; s++)
-                    k_prep_t(q6, a + (size_t)(c0 + j) * as + (size_t)(k0 + s) * 292,
-                             abuf + (size_t)(j * K_SEG + s) * K_AB);
-            for (int64_t r0 = 0; r0 < n_rows; r0 += TW) {
-                const int nr = (int)(n_rows - r0 < TW ? n_rows - r0 : TW);
-                const uint8_t *rows[TW];
-                tile_rows(w, ws, r0, nr, rows);
-                const size_t ahead = (size_t)nr * ws;
-                for (int s = 0; s < sk; s++) {
-                    const size_t off = (size_t)(k0 + s) * bw;
-                    for (int i = 0; i < nr; i++) prefetch_span(rows[i] + off, ahead, bw);
-                    k_unpack_t(q6, rows, off, wbuf + (size_t)s * K_WB);
-                }
-#define K_PASS(NT)                                                                                 \
-    k_kernel_t(q6, vnni, (NT), sk, wbuf, at, k0, abuf + (size_t)p0 * K_SEG * K_AB,                 \
-               out + (c0 + p0) * os + r0, os, nr, k0 > 0)
-                TOKEN_PASSES(K_PASS)
-#undef K_PASS
-            }
+            const uint8_t *ap = at[j] + ao + 4 * (per * sub + g0);
+            __m512i p = _mm512_maddubs_epi16(x[0], _mm512_set1_epi32((int)ld32(ap)));
+#pragma GCC unroll 7
+            for (int k = 1; k < grp; k++)
+                p = _mm512_add_epi16(
+                    p, _mm512_maddubs_epi16(x[k], _mm512_set1_epi32((int)ld32(ap + 4 * k))));
+            si[j] = _mm512_add_epi32(si[j], _mm512_madd_epi16(p, _mm512_set1_epi16(1)));
         }
     }
 }
 
-#define DEFINE_DOT_TILE(sfx, vnni)                                                                 \
-    static void avx512_dot_tile##sfx(rf_type t, int64_t n, int64_t n_rows, const void *w,          \
-                                     size_t ws, int64_t n_tok, const void *a, size_t as,           \
-                                     float *out, int64_t os) {                                     \
-        const uint8_t *wp = w, *ap = a;                                                            \
-        if (n_tok >= tile_min_tok(t)) {                                                            \
-            switch (t) {                                                                           \
-            case RF_TYPE_Q4_0:                                                                     \
-                b32_tile(RF_TYPE_Q4_0, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);           \
-                return;                                                                            \
-            case RF_TYPE_Q4_1:                                                                     \
-                b32_tile(RF_TYPE_Q4_1, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);           \
-                return;                                                                            \
-            case RF_TYPE_Q5_1:                                                                     \
-                b32_tile(RF_TYPE_Q5_1, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);           \
-                return;                                                                            \
-            case RF_TYPE_Q5_0:                                                                     \
-                b32_tile(RF_TYPE_Q5_0, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);           \
-                return;                                                                            \
-            case RF_TYPE_Q8_0:                                                                     \
-                b32_tile(RF_TYPE_Q8_0, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);           \
-                return;                                                                            \
-            case RF_TYPE_Q4_K:                                                                     \
-                k_tile(0, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);                        \
-                return;                                                                            \
-            case RF_TYPE_Q6_K:                                                                     \
-                k_tile(1, vnni, n, n_rows, wp, ws, n_tok, ap, as, out, os);                        \
-                return;                                                                            \
-            default:                                                                               \
-                break;                                                                             \
-            }                                                                                      \
-        }                                                                                          \
-        if (n_tok == 1) {                                                                          \
-            avx512_dot_rows##sfx(t, n, n_rows, w, ws, a, out);                                     \
-            return;                                                                                \
-        }                                                                                          \
-        for (int64_t r = 0; r < n_rows; r += 16) { /* other types: a 16-row tile per token */      \
-            const int64_t nr = n_rows - r < 16 ? n_rows - r : 16;                                  \
-            for (int64_t j = 0; j < n_tok; j++)                                                    \
-                avx512_dot_rows##sfx(t, n, nr, wp + (size_t)r * ws, ws, ap + (size_t)j * as,       \
-                                     out + j * os + r);                                            \
-        }                                                                                          \
-    }
-
-DEFINE_DOT_TILE(_plain, 0)
-DEFINE_DOT_TILE(_vnni, 1)
-DEFINE_DOT_TILE(_bf16, 1)
+TILE_DEFINE_DOT_TILE(avx512_dot_tile_plain, 0, avx512_dot_rows_plain)
+TILE_DEFINE_DOT_TILE(avx512_dot_tile_vnni, 1, avx512_dot_rows_vnni)
+TILE_DEFINE_DOT_TILE(avx512_dot_tile_bf16, 1, avx512_dot_rows_bf16)
 
 const rf_kernels rf_kernels_avx512 = {
     .isa = RF_ISA_AVX512,

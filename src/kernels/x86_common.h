@@ -1,7 +1,8 @@
 /* x86_common.h: the helpers the AVX2 and AVX-512 kernel tables share (kernels_avx2.c,
  * kernels_avx512.c): unaligned loads of block fields, horizontal sums, software prefetch, the
  * geometry of the 32-value block formats and their activation blocks, the K-quant scale
- * unpacking, the rows-per-pass driver and the activation-quantizer dispatch.
+ * unpacking, the rows-per-pass driver and the dot_rows and activation-quantizer dispatch
+ * (dot_tile's loop is tile_loop.h).
  *
  * Include only from a file compiled with at least -mavx2 -mfma -mf16c (CMakeLists.txt): every
  * function here is an always-inlined static, so each table gets its own copy compiled for its
@@ -180,11 +181,52 @@ RF_INLINE void k_scales_mins(const uint8_t *s, uint64_t *sc, uint64_t *m) {
         }                                                                                          \
     }
 
-/* Below this many tokens dot_tile runs dot_rows per token (the streaming kernel): the unpacking
- * of a tile costs about what 1 (32-value formats), 2 (Q4_K) or 4 (Q6_K) tokens' dots do. */
-RF_INLINE int tile_min_tok(rf_type t) {
-    return t == RF_TYPE_Q6_K ? 5 : t == RF_TYPE_Q4_K ? 3 : 2;
-}
+/* Defines the table's dot_rows, `name`, from its row functions (ROWS_FN): dot_q4_0##sfx, ...,
+ * dot_q6_k##sfx for the block formats (sfx may be empty), dot_f32, dot_f16 and bf16 for the
+ * float rows; the types without a fast kernel go to the reference. */
+#define RF_X86_DEFINE_DOT_ROWS(name, sfx, bf16)                                                    \
+    static void name(rf_type t, int64_t n, int64_t n_rows, const void *w, size_t ws,               \
+                     const void *a, float *out) {                                                  \
+        const uint8_t *wp = w, *ap = a;                                                            \
+        switch (t) {                                                                               \
+        case RF_TYPE_Q4_0:                                                                         \
+            dot_q4_0##sfx(n / 32, n_rows, wp, ws, ap, out);                                        \
+            return;                                                                                \
+        case RF_TYPE_Q4_1:                                                                         \
+            dot_q4_1##sfx(n / 32, n_rows, wp, ws, ap, out);                                        \
+            return;                                                                                \
+        case RF_TYPE_Q5_0:                                                                         \
+            dot_q5_0##sfx(n / 32, n_rows, wp, ws, ap, out);                                        \
+            return;                                                                                \
+        case RF_TYPE_Q5_1:                                                                         \
+            dot_q5_1##sfx(n / 32, n_rows, wp, ws, ap, out);                                        \
+            return;                                                                                \
+        case RF_TYPE_Q8_0:                                                                         \
+            dot_q8_0##sfx(n / 32, n_rows, wp, ws, ap, out);                                        \
+            return;                                                                                \
+        case RF_TYPE_Q4_K:                                                                         \
+            dot_q4_k##sfx(n / 256, n_rows, wp, ws, ap, out);                                       \
+            return;                                                                                \
+        case RF_TYPE_Q5_K:                                                                         \
+            dot_q5_k##sfx(n / 256, n_rows, wp, ws, ap, out);                                       \
+            return;                                                                                \
+        case RF_TYPE_Q6_K:                                                                         \
+            dot_q6_k##sfx(n / 256, n_rows, wp, ws, ap, out);                                       \
+            return;                                                                                \
+        case RF_TYPE_F32:                                                                          \
+            dot_f32(n, n_rows, wp, ws, ap, out);                                                   \
+            return;                                                                                \
+        case RF_TYPE_F16:                                                                          \
+            dot_f16(n, n_rows, wp, ws, ap, out);                                                   \
+            return;                                                                                \
+        case RF_TYPE_BF16:                                                                         \
+            bf16(n, n_rows, wp, ws, ap, out);                                                      \
+            return;                                                                                \
+        default: /* no fast kernel: the reference (asserts on types without a dot) */              \
+            rf_kernels_scalar.dot_rows(t, n, n_rows, w, ws, a, out);                               \
+            return;                                                                                \
+        }                                                                                          \
+    }
 
 /* Defines the table's quantize_act, `name`, from the file's own block quantizers:
  * quant_q8_32(x, dh, qs, sum) (one 32-value Q8_0/Q8_1 block: fp16 d at dh, qs; returns the float
