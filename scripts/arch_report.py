@@ -157,6 +157,10 @@ def call_pairs(build):
         rel = o.split(".dir/", 1)[1][:-2]  # src/<lib>/<file>.c
         if not os.path.exists(os.path.join(ROOT, rel)):
             continue  # an object left from a file since moved or removed
+        folder = rel.split("/")[1]
+        target = os.path.basename(o.split(".dir/", 1)[0])
+        if target != ("roofline" if folder == "cli" else "roofline_" + folder):
+            continue  # an object of a target the build no longer has (an older layout)
         out = subprocess.run(["nm", "--defined-only", "-g", o], capture_output=True, text=True).stdout
         for line in out.splitlines():
             parts = line.split()
