@@ -43,6 +43,18 @@ static rf_status run_aba(rf_bench *b, rf_error *err) {
     return st;
 }
 
+/* Closes the run's own backends: nothing sends to them after their suites, and an open local
+ * engine keeps its model, KV cache and scratch resident, under the precision study's engines
+ * and its bandwidth samples (each a 512 MiB buffer) and the last one at the end. */
+static void close_run_backends(rf_run_desc *d) {
+    for (int i = 0; i < d->n_backends; i++) {
+        rf_bench_backend *bb = &d->backends[i];
+        if (bb->variant || !bb->b) continue;
+        rf_backend_close(bb->b);
+        bb->b = NULL;
+    }
+}
+
 rf_status rf_bench_run_all(rf_bench *b, rf_error *err) {
     rf_run_desc *d = rf_bench_run(b);
     rf_status st = RF_OK;
@@ -52,6 +64,7 @@ rf_status rf_bench_run_all(rf_bench *b, rf_error *err) {
     if (!st && d->agent) st = run_suite(b, RF_SUITE_AGENT, rf_suite_agent, err);
     if (!st && d->probe) st = run_suite(b, RF_SUITE_PROBE, rf_suite_probe, err);
     if (!st && d->aba) st = run_aba(b, err);
+    close_run_backends(d);
     if (!st && d->precision) st = rf_suite_precision(b, err);
     return st;
 }
