@@ -4,8 +4,9 @@
  * only when written, so a cache costs the memory of the positions sequences reach, not of its
  * capacity. calloc gives that only when it maps fresh memory itself; once a large block has been
  * freed (an engine closed), glibc raises its mmap threshold (up to 32 MiB) and serves the next
- * blocks below it from the heap, clearing them, which touched every page: 1.5 GB for SmolLM2 at
- * 16 x 4096 positions when the precision study reopened it (docs/bench.md, "Memory"). */
+ * blocks below it from the heap, where calloc clears the memory earlier blocks left, touching
+ * every page: 1.5 GB for SmolLM2 at 16 x 4096 positions when the precision study reopened it
+ * (docs/bench.md, "Memory"). */
 #include "model/kv_cache.h"
 
 #include <stdlib.h>
