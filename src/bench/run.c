@@ -52,6 +52,18 @@ rf_status rf_bench_preflight(const rf_run_desc *d, rf_error *err) {
     return RF_OK;
 }
 
+/* Closes the run's own backends: nothing sends to them after their suites, and an open local
+ * engine keeps its model, KV cache and scratch resident, under the precision study's engines
+ * and its bandwidth samples (each a 512 MiB buffer) and the last one at the end. */
+static void close_run_backends(rf_run_desc *d) {
+    for (int i = 0; i < d->n_backends; i++) {
+        rf_bench_backend *bb = &d->backends[i];
+        if (bb->variant || !bb->b) continue;
+        rf_backend_close(bb->b);
+        bb->b = NULL;
+    }
+}
+
 rf_status rf_bench_run_all(rf_bench *b, rf_error *err) {
     rf_run_desc *d = rf_bench_run(b);
     const rf_suite_def *t = rf_suite_table();
@@ -59,6 +71,7 @@ rf_status rf_bench_run_all(rf_bench *b, rf_error *err) {
     for (int k = 0; k < RF_SUITE_COUNT && !st; k++)
         if (rf_suite_on(&t[k], d)) st = run_suite(b, t[k].id, t[k].run, err);
     if (!st && d->aba) st = run_aba(b, err);
+    close_run_backends(d);
     if (!st && d->precision) st = rf_suite_precision(b, err);
     return st;
 }

@@ -1,8 +1,30 @@
-/* kv_cache.c: allocation of the per-layer K/V stores. */
+/* kv_cache.c: allocation of the per-layer K/V stores.
+ *
+ * The stores are mapped (anonymous, private), not calloc'd: the kernel's zero pages are backed
+ * only when written, so a cache costs the memory of the positions sequences reach, not of its
+ * capacity. calloc gives that only when it maps fresh memory itself; once a large block has been
+ * freed (an engine closed), glibc raises its mmap threshold (up to 32 MiB) and serves the next
+ * blocks below it from the heap, where calloc clears the memory earlier blocks left, touching
+ * every page: 1.5 GB for SmolLM2 at 16 x 4096 positions when the precision study reopened it
+ * (docs/bench.md, "Memory"). */
 #include "model/kv_cache.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+/* Bytes mapped for layer il's K (or V) store of row values per position (never 0: mmap cannot
+ * map nothing). */
+static size_t store_bytes(const rf_kv_cache *kv, int il, int32_t row) {
+    size_t n = (size_t)kv->n_seq * (size_t)kv->cap[il] * (size_t)row * sizeof(uint16_t);
+    return n ? n : 1;
+}
+
+/* Zeroed memory whose pages cost nothing until written; NULL on failure. */
+static uint16_t *map_zeroed(size_t bytes) {
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
 
 rf_status rf_kv_cache_init(rf_kv_cache *kv, const rf_hparams *hp, int32_t n_seq, int32_t n_ctx,
                            int32_t n_batch, rf_error *err) {
@@ -22,12 +44,11 @@ rf_status rf_kv_cache_init(rf_kv_cache *kv, const rf_hparams *hp, int32_t n_seq,
             if (ring < cap) cap = ring;
         }
         kv->cap[il] = (int32_t)cap;
-        size_t kn = (size_t)n_seq * (size_t)cap * (size_t)kv->k_row;
-        size_t vn = (size_t)n_seq * (size_t)cap * (size_t)kv->v_row;
-        kv->k[il] = calloc(kn, sizeof(uint16_t));
-        kv->v[il] = calloc(vn, sizeof(uint16_t));
+        size_t kb = store_bytes(kv, il, kv->k_row), vb = store_bytes(kv, il, kv->v_row);
+        kv->k[il] = map_zeroed(kb);
+        kv->v[il] = map_zeroed(vb);
         if (!kv->k[il] || !kv->v[il]) goto nomem;
-        kv->bytes += (kn + vn) * sizeof(uint16_t);
+        kv->bytes += kb + vb;
     }
     return RF_OK;
 nomem:
@@ -38,8 +59,8 @@ nomem:
 
 void rf_kv_cache_free(rf_kv_cache *kv) {
     for (int il = 0; il < RF_MAX_LAYERS; il++) {
-        free(kv->k[il]);
-        free(kv->v[il]);
+        if (kv->k[il]) munmap(kv->k[il], store_bytes(kv, il, kv->k_row));
+        if (kv->v[il]) munmap(kv->v[il], store_bytes(kv, il, kv->v_row));
         kv->k[il] = kv->v[il] = NULL;
     }
     free(kv->seq_len);

@@ -5,8 +5,9 @@
  * min(n_ctx, window + n_batch) slots: enough for a chunk of up to n_batch new tokens whose first
  * query still sees the window before it. Rows are n_head_kv * head_dim values.
  *
- * Ownership: rf_kv_cache_init allocates (zeroed, so untouched pages cost no memory);
- * rf_kv_cache_free releases. Not thread-safe for concurrent writers to the same sequence.
+ * Ownership: rf_kv_cache_init maps the stores (anonymous zero pages: a page costs memory only
+ * once a position in it is written, whatever the allocator did before); rf_kv_cache_free unmaps
+ * them. Not thread-safe for concurrent writers to the same sequence.
  */
 #ifndef RF_MODEL_KV_CACHE_H
 #define RF_MODEL_KV_CACHE_H
