@@ -1,5 +1,5 @@
 /* fuzz_openai_req.c: the libFuzzer target for request JSON to validated parameters
- * (src/openai/request.c and openai_tools.c): what `roofline serve` does with a POST body.
+ * (src/openai/request.c and tools.c): what `roofline serve` does with a POST body.
  *
  * Input: one byte choosing the endpoint (even: /v1/chat/completions, odd: /v1/completions), then
  * the body. A refused body must get a 400, 404 or 413 with a message; an accepted one must hold
