@@ -29,7 +29,7 @@ rm -f "$out/libcore.a"
 aarch64-linux-gnu-ar rcs "$out/libcore.a" "${objs[@]}"
 for t in test_kernels test_forward_tiny; do
   "$cc" -std=c17 -D_GNU_SOURCE -O2 -static -I"$root/src" -I"$root/include" -I"$root/tests/unit" \
-    "$root/tests/unit/$t.c" "$out/libcore.a" -lm -lpthread -o "$out/$t"
+    "$root"/tests/unit/*/"$t.c" "$out/libcore.a" -lm -lpthread -o "$out/$t"
 done
 echo "== kernel tests on AArch64 (qemu-aarch64): NEON table against the scalar one"
 qemu-aarch64 "$out/test_kernels" | grep -E "neon"
