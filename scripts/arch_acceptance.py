@@ -11,12 +11,15 @@
   4. with --base-run DIR --new-run DIR: two `roofline bench` run directories of the main job
      (before and after a change) give the same scoreboard sections and the same accuracy figures
      (summary.json);
-  5. with --base-bin PATH [--rounds N]: tools/peers/engine_vs_llama.py run N times each for the
+  5. with --speed-base-bin PATH [--rounds N]: `roofline speed` (pp512, tg128, batched B=1 and
+     B=16, -r 3) of the base binary and build/roofline, interleaved (base, new, base, new, ...),
+     each pair beside a `roofline membw` sample; the new/base ratio of each pair and their medians;
+  6. with --base-bin PATH [--rounds N]: tools/peers/engine_vs_llama.py run N times each for the
      base binary and build/roofline, interleaved (base, new, base, new, ...), and the decode and
      prefill ratios against llama-bench of each run printed side by side.
 
 Usage: python3 scripts/arch_acceptance.py [--build DIR] [--base-run DIR --new-run DIR]
-           [--base-bin PATH] [--rounds N] [-m MODEL]
+           [--speed-base-bin PATH] [--base-bin PATH] [--rounds N] [-m MODEL ...]
 Exit 1 when a check fails.
 """
 import argparse
@@ -154,12 +157,48 @@ def peers(base_bin, rounds, models):
     return True
 
 
+def speed_pairs(base_bin, rounds, models):
+    say(f"roofline speed: base {base_bin} against build/roofline, {rounds} pairs, interleaved")
+    new_bin = os.path.join(ROOT, "build", "roofline")
+    keys = ("pp512", "tg128", "B=1", "B=16")
+    for m in models:
+        ratios = {k: [] for k in keys}
+        meds = {"base": {k: [] for k in keys}, "new": {k: [] for k in keys}}
+        for r in range(rounds):
+            bw = json.loads(subprocess.run([new_bin, "membw", "--json", "-r", "3"], capture_output=True,
+                                           text=True).stdout or "{}")
+            fig = {}
+            order = (("base", base_bin), ("new", new_bin)) if r % 2 == 0 else (("new", new_bin), ("base", base_bin))
+            for tag, binary in order:
+                p = subprocess.run([binary, "speed", "-m", m, "-b", "1,16", "-r", "3", "--json"],
+                                   capture_output=True, text=True)
+                if p.returncode:
+                    print(p.stderr[-2000:])
+                    return False
+                j = json.loads(p.stdout)
+                b = {x["b"]: x["median"] for x in j["batched"]}
+                fig[tag] = {"pp512": j["pp"]["median"], "tg128": j["tg"]["median"], "B=1": b[1], "B=16": b[16]}
+                for k in keys:
+                    meds[tag][k].append(fig[tag][k])
+            for k in keys:
+                ratios[k].append(fig["new"][k] / fig["base"][k])
+            gbs = bw.get("median_gbs") or bw.get("gbs") or 0
+            print(f"  pair {r} {os.path.basename(m)} (membw {gbs:.1f} GB/s): " + ", ".join(
+                f"{k} {fig['base'][k]:.1f} -> {fig['new'][k]:.1f}" for k in keys), flush=True)
+        for k in keys:
+            print(f"  {os.path.basename(m)} {k}: base median {statistics.median(meds['base'][k]):.1f}, new median "
+                  f"{statistics.median(meds['new'][k]):.1f} tok/s; new/base per pair median "
+                  f"{statistics.median(ratios[k]):.3f} (range {min(ratios[k]):.3f}-{max(ratios[k]):.3f})")
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--base-run")
     ap.add_argument("--new-run")
     ap.add_argument("--base-bin")
+    ap.add_argument("--speed-base-bin")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("-m", "--model", action="append")
     args = ap.parse_args()
@@ -168,6 +207,8 @@ def main():
     ok &= sizes(args.build)
     if args.base_run and args.new_run:
         ok &= scoreboard(args.base_run, args.new_run)
+    if args.speed_base_bin:
+        ok &= speed_pairs(args.speed_base_bin, args.rounds, args.model or ["qwen2.5-coder-0.5b"])
     if args.base_bin:
         ok &= peers(args.base_bin, args.rounds, args.model or ["qwen2.5-coder-0.5b"])
     print("\narch_acceptance: " + ("every check passed" if ok else "a check FAILED"))
